@@ -1,0 +1,152 @@
+"""Strict TOML loaders: an unknown or missing key is an error naming the file and the key."""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import types
+import typing
+from collections.abc import Iterator, Mapping
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+from scalewall.catalog.schema import Accelerator, ClusterSpec, Fabric, Link, ModelSpec, System
+from scalewall.errors import ScalewallError, SpecError
+
+T = TypeVar("T")
+
+KINDS: dict[str, type[Any]] = {
+    "accelerators": Accelerator,
+    "systems": System,
+    "links": Link,
+    "fabrics": Fabric,
+    "clusters": ClusterSpec,
+    "models": ModelSpec,
+}
+
+
+def _coerce(name: str, value: Any, hint: Any, where: str) -> Any:
+    """Check a TOML value against a field's type hint; ints are accepted for floats."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        for arm in typing.get_args(hint):
+            try:
+                return _coerce(name, value, arm, where)
+            except SpecError:
+                continue
+        raise SpecError(name, value, f"expected {hint}", where=where)
+    if hint is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if hint is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if hint is bool and isinstance(value, bool):
+        return value
+    if hint is str and isinstance(value, str):
+        return value
+    if origin is list and isinstance(value, list):
+        (item,) = typing.get_args(hint)
+        return [_coerce(name, v, item, where) for v in value]
+    if origin is dict and isinstance(value, dict):
+        _, item = typing.get_args(hint)
+        return {str(k): _coerce(f"{name}.{k}", v, item, where) for k, v in value.items()}
+    if hint is type(None) and value is None:
+        return None
+    raise SpecError(name, value, f"expected {getattr(hint, '__name__', hint)}", where=where)
+
+
+def build(cls: type[T], data: Mapping[str, Any], where: str) -> T:
+    """Build dataclass ``cls`` from a mapping, rejecting unknown and missing keys."""
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    for key in data:
+        if key not in fields:
+            valid = ", ".join(sorted(fields))
+            raise SpecError(key, data[key], f"unknown key; valid keys: {valid}", where=where)
+    kwargs: dict[str, Any] = {}
+    for name, f in fields.items():
+        if name in data:
+            kwargs[name] = _coerce(name, data[name], hints[name], where)
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise SpecError(name, None, "required key is missing", where=where)
+    return cls(**kwargs)
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """Read a TOML file; a syntax error names the file."""
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScalewallError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ScalewallError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def load_entry(path: Path, cls: type[T]) -> T:
+    """Load one catalog entry file of dataclass ``cls``."""
+    return build(cls, load_toml(path), where=str(path))
+
+
+def _data_root() -> Path:
+    return Path(str(resources.files("scalewall.catalog") / "data"))
+
+
+def _entry_files(kind: str) -> Iterator[Path]:
+    yield from sorted((_data_root() / kind).glob("*.toml"))
+
+
+@cache
+def entries(kind: str) -> dict[str, Any]:
+    """All built-in entries of one kind, by id. Ids must match their file names."""
+    if kind not in KINDS:
+        raise SpecError("kind", kind, f"valid kinds: {', '.join(KINDS)}")
+    out: dict[str, Any] = {}
+    for path in _entry_files(kind):
+        entry = load_entry(path, KINDS[kind])
+        if entry.id != path.stem:
+            raise SpecError(
+                "id", entry.id, f"must equal the file name {path.stem!r}", where=str(path)
+            )
+        out[entry.id] = entry
+    return out
+
+
+def lookup(kind: str, entry_id: str) -> Any:
+    """One built-in entry by id; an unknown id lists the valid ones."""
+    table = entries(kind)
+    if entry_id not in table:
+        singular = kind.rstrip("s")
+        raise SpecError(singular, entry_id, f"valid: {', '.join(sorted(table))}")
+    return table[entry_id]
+
+
+def accelerator(entry_id: str) -> Accelerator:
+    result: Accelerator = lookup("accelerators", entry_id)
+    return result
+
+
+def system(entry_id: str) -> System:
+    result: System = lookup("systems", entry_id)
+    return result
+
+
+def link(entry_id: str) -> Link:
+    result: Link = lookup("links", entry_id)
+    return result
+
+
+def fabric(entry_id: str) -> Fabric:
+    result: Fabric = lookup("fabrics", entry_id)
+    return result
+
+
+def cluster_spec(entry_id: str) -> ClusterSpec:
+    result: ClusterSpec = lookup("clusters", entry_id)
+    return result
+
+
+def model(entry_id: str) -> ModelSpec:
+    result: ModelSpec = lookup("models", entry_id)
+    return result

@@ -1,0 +1,1 @@
+"""Command-line interface: thin modules over the Python API."""

@@ -1,0 +1,48 @@
+"""``scalewall catalog``: list entries, or show one."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import typer
+from rich.table import Table
+
+from scalewall import catalog
+from scalewall.catalog.loader import KINDS
+from scalewall.cli.output import console, print_json
+from scalewall.errors import SpecError
+
+
+def catalog_command(
+    kind: str = typer.Argument("", help=f"One of: {', '.join(KINDS)}. Empty: list every kind."),
+    entry_id: str = typer.Argument("", help="Show this entry in full."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List the built-in catalog (accelerators, systems, links, fabrics, clusters, models)."""
+    if kind and kind not in KINDS:
+        raise SpecError("kind", kind, f"valid kinds: {', '.join(KINDS)}")
+    kinds = [kind] if kind else list(KINDS)
+    if entry_id:
+        entry = catalog.lookup(kind, entry_id)
+        data = dataclasses.asdict(entry)
+        if as_json:
+            print_json(data)
+        else:
+            for key, value in data.items():
+                console.print(f"[bold]{key}[/bold] = {value}")
+        return
+    listing = {k: {i: e.name for i, e in catalog.entries(k).items()} for k in kinds}
+    if as_json:
+        print_json(listing)
+        return
+    for k, items in listing.items():
+        table = Table(title=k, show_header=True)
+        table.add_column("id")
+        table.add_column("name")
+        for i, name in items.items():
+            table.add_row(i, name)
+        console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("catalog")(catalog_command)

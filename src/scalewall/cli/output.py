@@ -1,0 +1,30 @@
+"""Shared output helpers for subcommands: JSON to stdout, rich tables for people."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return _plain(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def print_json(data: Any) -> None:
+    """Print one JSON document (NaN and inf become null) to stdout."""
+    print(json.dumps(_plain(data), indent=2, sort_keys=False))

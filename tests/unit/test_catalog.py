@@ -1,0 +1,52 @@
+"""Catalog loaders: every built-in entry loads, cites a source, and bad files are rejected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scalewall import catalog
+from scalewall.catalog.loader import KINDS
+from scalewall.errors import SpecError
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_entry_loads_and_cites_a_source(kind: str) -> None:
+    table = catalog.entries(kind)
+    assert table, f"no built-in {kind}"
+    for entry_id, entry in table.items():
+        assert entry_id == entry_id.lower()
+        assert len(entry.source) > 20, f"{kind}/{entry_id} has no real source"
+
+
+def test_unknown_key_is_rejected_with_file_and_key(tmp_path: Path) -> None:
+    path = tmp_path / "x.toml"
+    path.write_text(
+        'id = "x"\nname = "X"\nlink = "ib-ndr"\nwiring = "rail-optimized"\n'
+        'tiers = 2\noversubscription = [1.0]\nsource = "s"\nbogus = 1\n'
+    )
+    with pytest.raises(SpecError, match=r"x\.toml: bogus=1 is invalid; unknown key"):
+        catalog.load_entry(path, catalog.Fabric)
+
+
+def test_missing_key_is_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "y.toml"
+    path.write_text('id = "y"\nname = "Y"\n')
+    with pytest.raises(SpecError, match=r"y.toml: .* required key is missing"):
+        catalog.load_entry(path, catalog.Fabric)
+
+
+def test_wrong_type_is_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "z.toml"
+    path.write_text(
+        'id = "z"\nname = "Z"\nlink = "ib-ndr"\nwiring = "rail-optimized"\n'
+        'tiers = "two"\noversubscription = [1.0]\nsource = "s"\n'
+    )
+    with pytest.raises(SpecError, match="tiers='two'"):
+        catalog.load_entry(path, catalog.Fabric)
+
+
+def test_unknown_id_lists_valid_ones() -> None:
+    with pytest.raises(SpecError, match=r"valid: .*h100-sxm-80gb"):
+        catalog.accelerator("h1000")
