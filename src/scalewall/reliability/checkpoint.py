@@ -1,0 +1,199 @@
+"""Checkpoint size from the model and its sharding, write and restore time by storage tier,
+synchronous vs asynchronous saving, and the restart overhead after an interruption."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from scalewall.errors import SpecError
+from scalewall.reliability.specs import StorageTier
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckpointSpec:
+    """What a checkpoint holds per parameter and how it leaves the GPU.
+
+    The defaults are mixed-precision Adam: BLOOM-176B's full checkpoint is 14 bytes per
+    parameter (bf16 weights, fp32 master weights, fp32 Adam moments; Le Scao et al., arXiv
+    2211.05100: 2.3 TB).
+    """
+
+    weight_bytes_per_param: float = 2.0
+    """Working weights in bf16 (BLOOM checkpoint layout)."""
+    master_bytes_per_param: float = 4.0
+    """fp32 master weights (BLOOM checkpoint layout)."""
+    optimizer_bytes_per_param: float = 8.0
+    """Adam first and second moments in fp32 (BLOOM checkpoint layout)."""
+    snapshot_bytes_per_s_per_gpu: float = 63e9
+    """GPU-to-host copy rate: PCIe 5.0 x16, 63 GB/s per direction (PCI-SIG line rate less encoding,
+    as tabulated in stas00/ml-engineering network/README.md). An upper bound: real copies reach
+    less, MegaScale (Jiang et al., NSDI 2024, Sec. 4.4) reports "several seconds" per snapshot."""
+    asynchronous: bool = False
+    """True: only the GPU-to-host snapshot blocks training; the write to storage runs behind it
+    (CheckFreq, Mohan et al., FAST 2021; MegaScale Sec. 4.4). False: training waits for the
+    write."""
+
+    def __post_init__(self) -> None:
+        for name in ("weight", "master", "optimizer"):
+            name = f"{name}_bytes_per_param"
+            if getattr(self, name) < 0:
+                raise SpecError(name, getattr(self, name), "must be >= 0")
+        rate = self.snapshot_bytes_per_s_per_gpu
+        if not rate > 0:
+            raise SpecError("snapshot_bytes_per_s_per_gpu", rate, "must be > 0")
+
+    @property
+    def bytes_per_param(self) -> float:
+        return self.weight_bytes_per_param + self.master_bytes_per_param + (
+            self.optimizer_bytes_per_param
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckpointLayout:
+    """How the job's state is sharded over ranks (from the parallel plan)."""
+
+    params: float
+    """Total parameters of the model."""
+    gpus: int
+    gpus_per_node: int
+    tp: int = 1
+    pp: int = 1
+    fully_parallel_save: bool = True
+    """Every rank writes a distinct slice (Megatron-core distributed checkpoint with the
+    distributed optimizer, ZeRO >= 1). False: only data-parallel replica 0 (tp x pp ranks)
+    writes."""
+
+    def __post_init__(self) -> None:
+        if not self.params > 0:
+            raise SpecError("params", self.params, "must be > 0")
+        for name in ("gpus", "gpus_per_node", "tp", "pp"):
+            if getattr(self, name) < 1:
+                raise SpecError(name, getattr(self, name), "must be >= 1")
+        if self.tp * self.pp > self.gpus:
+            raise SpecError("tp*pp", self.tp * self.pp, f"must be <= gpus ({self.gpus})")
+
+    @property
+    def writers(self) -> int:
+        """Ranks that write a share of the checkpoint."""
+        return self.gpus if self.fully_parallel_save else self.tp * self.pp
+
+    @property
+    def writer_nodes(self) -> int:
+        return max(1, math.ceil(self.writers / self.gpus_per_node))
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckpointCost:
+    """Size and time of one checkpoint of one job on one storage tier."""
+
+    total_bytes: float
+    bytes_per_writer: float
+    bytes_per_writer_node: float
+    writer_nodes: int
+    snapshot_s: float
+    """GPU-to-host copy."""
+    write_s: float
+    """Host to storage, all writers in parallel, incl. the commit latency."""
+    blocking_s: float
+    """Training stalls this long per checkpoint."""
+    persist_s: float
+    """After the stall, the checkpoint becomes durable this much later (0 when synchronous)."""
+    restore_s: float
+    """Read the last checkpoint back into all ranks after a restart."""
+    asynchronous: bool
+
+
+def _tier_rate(per_node: float, aggregate: float, nodes: int) -> float:
+    """Per-node rate when ``nodes`` share an aggregate cap (0: no cap)."""
+    return per_node if aggregate <= 0 else min(per_node, aggregate / nodes)
+
+
+def checkpoint_cost(
+    layout: CheckpointLayout,
+    tier: StorageTier,
+    spec: CheckpointSpec | None = None,
+    *,
+    bandwidth_scale: float = 1.0,
+) -> CheckpointCost:
+    """Checkpoint size, write, stall and restore times.
+
+    write_s = bytes_per_node * copies / min(per-node rate, aggregate / writer nodes) + commit.
+    Synchronous: stall = snapshot + write (staged through host memory, not pipelined).
+    Asynchronous: stall = snapshot; durable ``write_s`` later.
+    Restore reads the same shards back at the tier's read rate.
+    ``bandwidth_scale`` multiplies every storage rate (what-if tables).
+    """
+    spec = spec or CheckpointSpec()
+    if not bandwidth_scale > 0:
+        raise SpecError("bandwidth_scale", bandwidth_scale, "must be > 0")
+    total = layout.params * spec.bytes_per_param
+    per_writer = total / layout.writers
+    nodes = layout.writer_nodes
+    per_node = total / nodes
+    w_rate = _tier_rate(tier.write_bytes_per_s_per_node, tier.write_bytes_per_s_aggregate, nodes)
+    r_rate = _tier_rate(tier.read_bytes_per_s_per_node, tier.read_bytes_per_s_aggregate, nodes)
+    write_s = per_node * tier.copies / (w_rate * bandwidth_scale) + tier.commit_latency_s
+    snapshot_s = per_writer / spec.snapshot_bytes_per_s_per_gpu
+    blocking = snapshot_s if spec.asynchronous else snapshot_s + write_s
+    return CheckpointCost(
+        total_bytes=total,
+        bytes_per_writer=per_writer,
+        bytes_per_writer_node=per_node,
+        writer_nodes=nodes,
+        snapshot_s=snapshot_s,
+        write_s=write_s,
+        blocking_s=blocking,
+        persist_s=write_s if spec.asynchronous else 0.0,
+        restore_s=per_node / (r_rate * bandwidth_scale) + tier.commit_latency_s,
+        asynchronous=spec.asynchronous,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class RestartSpec:
+    """Phases of a restart after an interruption, in order.
+
+    Some phases have no published figure; those are marked as assumptions and are the first
+    knobs to set from a cluster's own logs.
+    """
+
+    detection_s: float = 150.0
+    """Failure noticed: half the 5-minute health-check period of Kokolis et al. 2024 (arXiv
+    2410.21680). ByteRobust (arXiv 2509.16293) detects NIC faults in 30 s against a ~10 min default
+    collective timeout; MegaScale (NSDI 2024) detects and diagnoses within 10 minutes."""
+    reschedule_s: float = 300.0
+    """Drain the failed node, swap in a spare, relaunch: with detection this stays inside
+    MegaScale's "detection and diagnosis < 10 min" (Jiang et al., NSDI 2024, Sec. 4)."""
+    process_start_s: float = 60.0
+    """Assumption: container start, Python and framework import, CUDA context, model build."""
+    comm_init_per_rank_s: float = 3e-3
+    """Communicator set-up grows with ranks: MegaScale (Sec. 3.5) reports job initialisation of
+    under 30 s beyond 10,000 GPUs after its fixes (recalled from the paper, not re-read): ~3 ms
+    per rank."""
+    warmup_s: float = 60.0
+    """Assumption: first steps at reduced speed (compilation, allocator and data-loader warm-up)."""
+    no_spare_wait_s: float = 4.0 * 3600.0
+    """Assumption: wait for a repaired node (or a free one from the shared pool) when the job's
+    spare pool is empty after a hardware failure."""
+
+    def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            if value < 0:
+                raise SpecError(name, value, "must be >= 0")
+
+    def restart_s(self, *, ranks: int, restore_s: float) -> float:
+        """Restart overhead when a spare is at hand (or none is needed)."""
+        return (
+            self.detection_s
+            + self.reschedule_s
+            + self.process_start_s
+            + self.comm_init_per_rank_s * ranks
+            + restore_s
+            + self.warmup_s
+        )
+
+    def planned_restart_s(self, *, ranks: int, restore_s: float) -> float:
+        """Planned maintenance: no failure to detect; the rest of the restart is the same."""
+        return self.restart_s(ranks=ranks, restore_s=restore_s) - self.detection_s
