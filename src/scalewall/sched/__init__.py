@@ -1,0 +1,1 @@
+"""Multi-tenant GPU cluster scheduler simulator: discrete-event engine, policies, traces."""

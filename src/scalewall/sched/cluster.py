@@ -1,0 +1,228 @@
+"""Cluster state for the scheduler simulator: per-node capacity as numpy arrays.
+
+A cluster is a set of nodes. Each node has CPU (milli-cores), memory (bytes) and up to
+``max_gpus_per_node`` GPUs of one model, whose free capacity is tracked in milli-GPU (1000 = one
+whole GPU) so that GPU-sharing pods (a fraction of one GPU, as in Alibaba's openb trace) and
+whole-GPU gang jobs use the same arrays. Nodes sit in a topology tree: scale-up domain (an 8-GPU
+node's NVLink island, or an NVL72 rack) -> rack/leaf -> pod/spine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from scalewall.errors import SpecError
+
+GPU_MILLI = 1000
+"""Capacity of one whole GPU in milli-GPU, the unit of ``gpu_milli`` in openb (Weng et al. 2023)."""
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeSpec:
+    """One node as read from a node list or made by a synthetic spec."""
+
+    name: str
+    """Node name, unique in the cluster."""
+    cpu_milli: int
+    """CPU capacity in milli-cores (1000 = one core)."""
+    memory_bytes: int
+    """Host memory capacity in bytes."""
+    num_gpus: int
+    """GPUs on the node (0 for a CPU-only node)."""
+    gpu_model: str = ""
+    """GPU model name, e.g. ``V100M32``; empty when the node has no GPU."""
+    rack: int = 0
+    """Rack / leaf-switch index."""
+    pod: int = 0
+    """Pod / spine-block index."""
+    domain: int = -1
+    """Scale-up domain index (an NVLink island); -1 means the node is its own domain."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Placement:
+    """Where a job runs: per node used, its GPU slots and the CPU and memory taken there."""
+
+    nodes: tuple[int, ...]
+    gpu_slots: tuple[tuple[int, ...], ...]
+    gpu_milli: int
+    """Taken from each listed slot (1000 for whole GPUs)."""
+    cpu_milli: tuple[int, ...]
+    memory_bytes: tuple[int, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SyntheticClusterSpec:
+    """A regular cluster: ``num_nodes`` identical nodes in racks, pods and scale-up domains."""
+
+    num_nodes: int
+    """Number of nodes."""
+    gpus_per_node: int = 8
+    """GPUs per node (8 for an HGX/DGX board)."""
+    gpu_model: str = "H100"
+    """GPU model name of every node."""
+    cpu_milli_per_node: int = 224_000
+    """CPU per node in milli-cores (DGX H100: 2 x 56-core Xeon 8480C = 112 cores, 224 threads)."""
+    memory_bytes_per_node: int = 2 * 2**40
+    """Host memory per node (DGX H100: 2 TiB)."""
+    nodes_per_rack: int = 4
+    """Nodes per rack / leaf group (a DGX SuperPOD scalable unit uses 4 DGX per rack)."""
+    racks_per_pod: int = 8
+    """Racks per pod / spine block."""
+    nodes_per_domain: int = 1
+    """Nodes per scale-up domain: 1 for 8-GPU NVLink nodes, 18 for an NVL72 rack (18 x 4 GPUs)."""
+
+
+@dataclass(kw_only=True, eq=False)
+class Cluster:
+    """Mutable cluster state. Arrays are indexed by node; ``gpu_free_milli`` by (node, GPU slot).
+
+    Slots beyond a node's GPU count hold 0 free capacity, so sums and ``>=`` tests need no mask.
+    """
+
+    names: list[str]
+    model_names: tuple[str, ...]
+    node_model: IntArray
+    cpu_cap: IntArray
+    mem_cap: IntArray
+    gpu_count: IntArray
+    rack: IntArray
+    pod: IntArray
+    domain: IntArray
+    cpu_free: IntArray = field(init=False)
+    mem_free: IntArray = field(init=False)
+    gpu_free_milli: IntArray = field(init=False)
+    schedulable: BoolArray = field(init=False)
+    """False while a node is down, isolated, or held as a spare."""
+    version: IntArray = field(init=False)
+    """Bumped on every change to a node, so policies can cache per-node work."""
+    model_bit: IntArray = field(init=False)
+    """``1 << node_model`` (0 for CPU-only nodes), to test a request's model mask."""
+
+    def __post_init__(self) -> None:
+        n = len(self.names)
+        width = max(1, int(self.gpu_count.max(initial=0)))
+        self.cpu_free = self.cpu_cap.copy()
+        self.mem_free = self.mem_cap.copy()
+        slots = np.arange(width)[None, :] < self.gpu_count[:, None]
+        self.gpu_free_milli = np.where(slots, GPU_MILLI, 0).astype(np.int64)
+        self.schedulable = np.ones(n, dtype=bool)
+        self.version = np.zeros(n, dtype=np.int64)
+        self.model_bit = np.where(self.node_model >= 0, 1 << np.maximum(self.node_model, 0), 0)
+
+    def allocate(self, placement: Placement) -> None:
+        """Take the resources of ``placement``; over-allocation is a bug, so it asserts."""
+        self._apply(placement, -1)
+
+    def release(self, placement: Placement) -> None:
+        """Give back the resources of ``placement``."""
+        self._apply(placement, +1)
+
+    def _apply(self, placement: Placement, sign: int) -> None:
+        for node, slots, cpu, mem in zip(placement.nodes, placement.gpu_slots,
+                                         placement.cpu_milli, placement.memory_bytes, strict=True):
+            self.cpu_free[node] += sign * cpu
+            self.mem_free[node] += sign * mem
+            for slot in slots:
+                self.gpu_free_milli[node, slot] += sign * placement.gpu_milli
+            self.version[node] += 1
+            assert self.cpu_free[node] >= 0 and self.mem_free[node] >= 0
+            row = self.gpu_free_milli[node]
+            assert row.min() >= 0 and row.max() <= GPU_MILLI
+
+    def set_schedulable(self, node: int, value: bool) -> None:
+        """Mark a node (un)schedulable: down, isolated or spare nodes take no new work."""
+        self.schedulable[node] = value
+        self.version[node] += 1
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.names)
+
+    @property
+    def total_gpus(self) -> int:
+        return int(self.gpu_count.sum())
+
+    @property
+    def gpu_slots(self) -> int:
+        return int(self.gpu_free_milli.shape[1])
+
+    def model_mask(self, allowed: str) -> int:
+        """Bit mask over ``model_names`` for a ``|``-separated model list; empty means any model."""
+        if not allowed:
+            return (1 << len(self.model_names)) - 1
+        mask = 0
+        for name in allowed.split("|"):
+            if name in self.model_names:
+                mask |= 1 << self.model_names.index(name)
+        return mask
+
+    def allocated_gpu_milli(self) -> int:
+        """GPU capacity in use, in milli-GPU, over schedulable and unschedulable nodes alike."""
+        return int(self.gpu_count.sum()) * GPU_MILLI - int(self.gpu_free_milli.sum())
+
+    def copy_fresh(self) -> Cluster:
+        """The same nodes with everything free and every node schedulable."""
+        return Cluster(
+            names=self.names, model_names=self.model_names, node_model=self.node_model,
+            cpu_cap=self.cpu_cap, mem_cap=self.mem_cap, gpu_count=self.gpu_count,
+            rack=self.rack, pod=self.pod, domain=self.domain,
+        )
+
+
+def cluster_from_nodes(nodes: list[NodeSpec]) -> Cluster:
+    """Build a :class:`Cluster` from node specs (model ids in first-seen order)."""
+    if not nodes:
+        raise SpecError("nodes", 0, "a cluster needs at least one node")
+    models: list[str] = []
+    for node in nodes:
+        if node.gpu_model and node.gpu_model not in models:
+            models.append(node.gpu_model)
+    ids = np.array([models.index(x.gpu_model) if x.gpu_model else -1 for x in nodes])
+    domains = np.array([x.domain for x in nodes], dtype=np.int64)
+    own = domains < 0
+    domains[own] = domains.max(initial=-1) + 1 + np.arange(int(own.sum()))
+    return Cluster(
+        names=[x.name for x in nodes],
+        model_names=tuple(models),
+        node_model=ids.astype(np.int64),
+        cpu_cap=np.array([x.cpu_milli for x in nodes], dtype=np.int64),
+        mem_cap=np.array([x.memory_bytes for x in nodes], dtype=np.int64),
+        gpu_count=np.array([x.num_gpus for x in nodes], dtype=np.int64),
+        rack=np.array([x.rack for x in nodes], dtype=np.int64),
+        pod=np.array([x.pod for x in nodes], dtype=np.int64),
+        domain=domains,
+    )
+
+
+def synthetic_nodes(spec: SyntheticClusterSpec) -> list[NodeSpec]:
+    """Node specs of a regular cluster, numbered rack by rack."""
+    for name in ("num_nodes", "gpus_per_node", "nodes_per_rack", "racks_per_pod",
+                 "nodes_per_domain"):
+        value = getattr(spec, name)
+        if value < (0 if name == "gpus_per_node" else 1):
+            raise SpecError(name, value, "must be a positive integer")
+    return [
+        NodeSpec(
+            name=f"node-{i:06d}",
+            cpu_milli=spec.cpu_milli_per_node,
+            memory_bytes=spec.memory_bytes_per_node,
+            num_gpus=spec.gpus_per_node,
+            gpu_model=spec.gpu_model if spec.gpus_per_node else "",
+            rack=i // spec.nodes_per_rack,
+            pod=i // (spec.nodes_per_rack * spec.racks_per_pod),
+            domain=i // spec.nodes_per_domain,
+        )
+        for i in range(spec.num_nodes)
+    ]
+
+
+def synthetic_cluster(spec: SyntheticClusterSpec) -> Cluster:
+    """A regular cluster from :class:`SyntheticClusterSpec`."""
+    return cluster_from_nodes(synthetic_nodes(spec))

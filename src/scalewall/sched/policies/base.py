@@ -1,0 +1,182 @@
+"""Shared shape of placement policies: a Protocol, a base class with the common mechanics, and
+the registry by name.
+
+A placement policy answers one question: given the cluster's free capacity and one request,
+which node(s) and GPU slots does the job get (or ``None``: nothing fits now). Single-node
+requests are scored node by node over numpy arrays (lower score is better; ties go to a random
+but fixed node order drawn from the run's seed, so runs are repeatable). Requests for more GPUs
+than one node holds become gangs of whole GPUs over several nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from scalewall.errors import SpecError
+from scalewall.sched.cluster import GPU_MILLI, BoolArray, Cluster, IntArray, Placement
+from scalewall.sched.jobs import JobTable, Request
+
+FloatArray = npt.NDArray[np.float64]
+
+
+class PlacementPolicy(Protocol):
+    """Chooses where a job runs."""
+
+    name: str
+
+    def prepare(self, cluster: Cluster, jobs: JobTable | None, rng: np.random.Generator) -> None:
+        """Called once before a run: learn the cluster and (optionally) the workload's mix."""
+
+    def place(self, cluster: Cluster, request: Request) -> Placement | None:
+        """Where ``request`` would run now, or ``None``; the caller allocates it."""
+
+    def allocated(self, placement: Placement, request: Request) -> None:
+        """Told after the caller allocated ``placement`` (policies with own state update it)."""
+
+    def released(self, placement: Placement, request: Request) -> None:
+        """Told after the caller released ``placement``."""
+
+
+def feasible_nodes(cluster: Cluster, request: Request) -> BoolArray:
+    """Nodes that can host the whole request alone: CPU, memory, GPU model and GPU capacity."""
+    ok = cluster.schedulable & (cluster.cpu_free >= request.cpu_milli)
+    ok &= cluster.mem_free >= request.memory_bytes
+    if request.num_gpu > 0:
+        ok &= (cluster.model_bit & request.model_mask) != 0
+        fits = (cluster.gpu_free_milli >= request.gpu_milli).sum(axis=1)
+        ok &= fits >= request.num_gpu
+    return ok
+
+
+def tightest_slots(cluster: Cluster, node: int, request: Request) -> tuple[int, ...]:
+    """GPU slots for a single-node request: the fullest slots that still fit (best fit)."""
+    if request.num_gpu == 0:
+        return ()
+    free = cluster.gpu_free_milli[node]
+    key = np.where(free >= request.gpu_milli, free, GPU_MILLI + 1)
+    order = np.argsort(key, kind="stable")[: request.num_gpu]
+    return tuple(int(s) for s in order)
+
+
+def single_node(node: int, slots: tuple[int, ...], request: Request) -> Placement:
+    """A one-node :class:`Placement`."""
+    return Placement(nodes=(node,), gpu_slots=(slots,), gpu_milli=request.gpu_milli,
+                     cpu_milli=(request.cpu_milli,), memory_bytes=(request.memory_bytes,))
+
+
+def needs_gang(cluster: Cluster, request: Request) -> bool:
+    """True when the request asks for more GPUs than the largest node has."""
+    return request.num_gpu > cluster.gpu_slots
+
+
+class ScoredPlacement:
+    """Base for policies that score candidate nodes; subclasses override :meth:`node_scores`."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self) -> None:
+        self.rank: IntArray = np.zeros(0, dtype=np.int64)
+        self.rng: np.random.Generator = np.random.default_rng(0)
+
+    def prepare(self, cluster: Cluster, jobs: JobTable | None, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self.rank = rng.permutation(cluster.num_nodes).astype(np.int64)
+
+    def node_scores(self, cluster: Cluster, request: Request, cand: IntArray) -> FloatArray:
+        """Score of each candidate node (lower is better)."""
+        raise NotImplementedError
+
+    def allocated(self, placement: Placement, request: Request) -> None:
+        """No own state by default."""
+
+    def released(self, placement: Placement, request: Request) -> None:
+        """No own state by default."""
+
+    def slots(self, cluster: Cluster, node: int, request: Request) -> tuple[int, ...]:
+        """GPU slots on the chosen node."""
+        return tightest_slots(cluster, node, request)
+
+    def pick(self, cand: IntArray, scores: FloatArray) -> int:
+        """The best-scoring candidate; ties go to the lowest rank in the run's node order."""
+        best = scores.min()
+        ties = cand[scores == best]
+        return int(ties[np.argmin(self.rank[ties])])
+
+    def place(self, cluster: Cluster, request: Request) -> Placement | None:
+        if needs_gang(cluster, request):
+            return self.place_gang(cluster, request)
+        cand = np.flatnonzero(feasible_nodes(cluster, request))
+        if cand.size == 0:
+            return None
+        node = self.pick(cand, self.node_scores(cluster, request, cand))
+        return single_node(node, self.slots(cluster, node, request), request)
+
+    def gang_capacity(self, cluster: Cluster, request: Request) -> IntArray:
+        """Whole free GPUs each node can give this gang, limited by its CPU and memory share."""
+        per_gpu_cpu = -(-request.cpu_milli // request.num_gpu)
+        per_gpu_mem = -(-request.memory_bytes // request.num_gpu)
+        full = (cluster.gpu_free_milli >= GPU_MILLI).sum(axis=1)
+        cap = np.minimum(full, cluster.cpu_free // max(per_gpu_cpu, 1))
+        cap = np.minimum(cap, cluster.mem_free // max(per_gpu_mem, 1))
+        ok = cluster.schedulable & ((cluster.model_bit & request.model_mask) != 0)
+        return np.where(ok, cap, 0).astype(np.int64)
+
+    def gang_order(self, cluster: Cluster, cap: IntArray, cand: IntArray) -> IntArray:
+        """Nodes in the order a gang fills them: most free GPUs first, then the run's order."""
+        return cand[np.lexsort((self.rank[cand], -cap[cand]))]
+
+    def place_gang(self, cluster: Cluster, request: Request) -> Placement | None:
+        cap = self.gang_capacity(cluster, request)
+        if int(cap.sum()) < request.num_gpu:
+            return None
+        return fill_gang(cluster, request, cap, self.gang_order(cluster, cap, np.flatnonzero(cap)))
+
+
+def fill_gang(cluster: Cluster, request: Request, cap: IntArray, order: IntArray) -> Placement:
+    """Take whole GPUs from nodes in ``order`` until the gang is complete."""
+    need = request.num_gpu
+    nodes: list[int] = []
+    slots: list[tuple[int, ...]] = []
+    for node in order:
+        take = int(min(cap[node], need))
+        free = np.flatnonzero(cluster.gpu_free_milli[node] >= GPU_MILLI)[:take]
+        nodes.append(int(node))
+        slots.append(tuple(int(s) for s in free))
+        need -= take
+        if need == 0:
+            break
+    assert need == 0
+    share = [len(s) / request.num_gpu for s in slots]
+    cpu = [int(np.ceil(request.cpu_milli * f)) for f in share]
+    mem = [int(np.ceil(request.memory_bytes * f)) for f in share]
+    return Placement(nodes=tuple(nodes), gpu_slots=tuple(slots), gpu_milli=GPU_MILLI,
+                     cpu_milli=tuple(cpu), memory_bytes=tuple(mem))
+
+
+_PLACEMENTS: dict[str, Callable[[], PlacementPolicy]] = {}
+
+
+def register_placement(name: str) -> Callable[[type], type]:
+    """Class decorator: make a placement policy available by ``name``."""
+
+    def wrap(cls: type) -> type:
+        _PLACEMENTS[name] = cls
+        return cls
+
+    return wrap
+
+
+def placement_names() -> tuple[str, ...]:
+    """Registered placement policy names."""
+    return tuple(sorted(_PLACEMENTS))
+
+
+def make_placement(name: str) -> PlacementPolicy:
+    """A fresh placement policy by name; a :class:`SpecError` lists the valid names."""
+    if name not in _PLACEMENTS:
+        raise SpecError("placement", name, f"valid: {', '.join(placement_names())}")
+    return _PLACEMENTS[name]()
