@@ -16,6 +16,7 @@ from scalewall.probe.measurements import (
     Measurements,
     Record,
     Versions,
+    merge_measurements,
     read_measurements,
     write_measurements,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "bus_bandwidth_factor",
     "cpu_config",
     "load_measurements",
+    "merge_measurements",
     "parse_nccl_tests",
     "quick_config",
     "read_measurements",

@@ -57,10 +57,13 @@ def _op(ctx: Context, kind: str, count: int, dtype: str, group: object) -> Calla
         return lambda: dist.all_reduce(buf, group=group)
     if kind == "all_gather":
         out, inp = zeros(count), zeros(count // size)
-        return lambda: dist.all_gather_into_tensor(out, inp, group=group)
+        # torch 2.13 renamed the flat-tensor forms; older releases have only the old names
+        gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+        return lambda: gather(out, inp, group=group)
     if kind == "reduce_scatter":
         out, inp = zeros(count // size), zeros(count)
-        return lambda: dist.reduce_scatter_tensor(out, inp, group=group)
+        scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+        return lambda: scatter(out, inp, group=group)
     send, recv = zeros(count), zeros(count)
     return lambda: dist.all_to_all_single(recv, send, group=group)
 

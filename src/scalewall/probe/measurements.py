@@ -371,3 +371,25 @@ def write_measurements(m: Measurements, path: str | Path) -> Path:
     p = Path(path)
     p.write_text("\n".join(measurements_lines(m)) + "\n", encoding="utf-8")
     return p
+
+
+def merge_measurements(parts: Iterable[Measurements]) -> Measurements:
+    """One file from several runs on the same cluster (e.g. one nccl-tests log per collective).
+
+    The header is the first part's, with the widest machine (most ranks) and every host; records
+    and notes are concatenated in order.
+    """
+    items = list(parts)
+    if not items:
+        raise SpecError("files", [], "give at least one measurements file or log")
+    widest = max(items, key=lambda m: m.machine.world_size).machine
+    hosts = tuple(dict.fromkeys(h for m in items for h in m.machine.hostnames))
+    machine = dataclasses.replace(
+        widest, hostnames=hosts or widest.hostnames, num_nodes=max(len(hosts), widest.num_nodes)
+    )
+    return dataclasses.replace(
+        items[0],
+        machine=machine,
+        records=tuple(r for m in items for r in m.records),
+        notes=tuple(n for m in items for n in m.notes),
+    )

@@ -74,7 +74,8 @@ class Context:
             self.torch.cuda.synchronize(self.device)
 
 
-def _pick_device(torch: Any, device: str) -> str:
+def pick_device(torch: Any, device: str) -> str:
+    """``cuda`` or ``cpu`` for a requested ``auto``, ``cuda`` or ``cpu``."""
     if device not in DEVICES:
         raise SpecError("device", device, f"valid: {', '.join(DEVICES)}")
     if device == "cuda" and not torch.cuda.is_available():
@@ -87,7 +88,7 @@ def _pick_device(torch: Any, device: str) -> str:
 def start(device: str = "auto", timeout_s: float = 600.0) -> Context:
     """Pick the device and, under torchrun (``WORLD_SIZE`` > 1), join the process group."""
     torch = import_torch()
-    device_type = _pick_device(torch, device)
+    device_type = pick_device(torch, device)
     rank, world = _env_int("RANK", 0), _env_int("WORLD_SIZE", 1)
     local_rank = _env_int("LOCAL_RANK", 0)
     local_world = _env_int("LOCAL_WORLD_SIZE", world)
