@@ -26,6 +26,7 @@ def _root() -> None:
 # One module per subcommand; each defines ``register(app)``.
 SUBCOMMANDS = [
     "scalewall.cli.catalog_cmd",
+    "scalewall.cli.probe_cmd",
 ]
 
 
