@@ -45,9 +45,8 @@ class CheckpointSpec:
 
     @property
     def bytes_per_param(self) -> float:
-        return self.weight_bytes_per_param + self.master_bytes_per_param + (
-            self.optimizer_bytes_per_param
-        )
+        weights = self.weight_bytes_per_param + self.master_bytes_per_param
+        return weights + self.optimizer_bytes_per_param
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,6 +176,9 @@ class RestartSpec:
     no_spare_wait_s: float = 4.0 * 3600.0
     """Assumption: wait for a repaired node (or a free one from the shared pool) when the job's
     spare pool is empty after a hardware failure."""
+    node_repair_s: float = 3.0 * 86400.0
+    """Assumption: a node sent to repair is out of the spare pool this long (diagnosis, part
+    swap, burn-in)."""
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():

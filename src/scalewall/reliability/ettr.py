@@ -70,9 +70,9 @@ class GoodputModel:
 
     def stall_s(self, interval_s: float) -> float:
         """Stall per checkpoint; asynchronous saves also wait for the previous one to persist."""
-        return max(self.blocking_s, self.persist_s - interval_s) if self.persist_s else (
-            self.blocking_s
-        )
+        if self.persist_s == 0:
+            return self.blocking_s
+        return max(self.blocking_s, self.persist_s - interval_s)
 
     def planned_cost_s(self, interval_s: float) -> float:
         return self.stall_s(interval_s) + self.planned_restart_s
@@ -195,9 +195,8 @@ class _Simulation:
         rng: np.random.Generator,
         seed: int,
     ) -> None:
-        self.m, self.tau, self.run_s, self.n, self.rng, self.seed = (
-            model, interval_s, run_s, runs, rng, seed
-        )
+        self.m, self.tau, self.run_s, self.n = model, interval_s, run_s, runs
+        self.rng, self.seed = rng, seed
         self.stall = model.stall_s(interval_s)
         self.seg = interval_s + self.stall
         self.causes = model.causes
