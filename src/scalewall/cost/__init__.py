@@ -1,0 +1,62 @@
+"""Cost and energy: network bill of materials, capex, opex, TCO and cost per training token.
+
+Prices are catalog data with a source and date (``catalog/data/prices``), overridable by user
+TOML files (``load_prices([path])``). Throughput, MFU and goodput come in as plain numbers.
+"""
+
+from __future__ import annotations
+
+from scalewall.cost.bom import BomTier, CablingRules, NetworkBom, network_bom, port_split
+from scalewall.cost.capex import Capex, CapexLine, StorageSpec, capex, default_storage
+from scalewall.cost.hardware import (
+    ClusterHardware,
+    hardware,
+    hardware_for_gpus,
+    hardware_from_catalog,
+)
+from scalewall.cost.opex import Opex, opex
+from scalewall.cost.power import PowerDraw, PowerModel, power_draw
+from scalewall.cost.specs import PriceBook, Quote, Rate, Rates, load_prices
+from scalewall.cost.tco import (
+    Tco,
+    TcoOptions,
+    Throughput,
+    TrainingCost,
+    amortised_usd_per_s,
+    tco,
+    training_cost,
+)
+
+__all__ = [
+    "BomTier",
+    "CablingRules",
+    "Capex",
+    "CapexLine",
+    "ClusterHardware",
+    "NetworkBom",
+    "Opex",
+    "PowerDraw",
+    "PowerModel",
+    "PriceBook",
+    "Quote",
+    "Rate",
+    "Rates",
+    "StorageSpec",
+    "Tco",
+    "TcoOptions",
+    "Throughput",
+    "TrainingCost",
+    "amortised_usd_per_s",
+    "capex",
+    "default_storage",
+    "hardware",
+    "hardware_for_gpus",
+    "hardware_from_catalog",
+    "load_prices",
+    "network_bom",
+    "opex",
+    "port_split",
+    "power_draw",
+    "tco",
+    "training_cost",
+]
