@@ -300,13 +300,13 @@ def _three_tier(hw: ClusterHardware, lv: _Leaves, k: int) -> _Upper:
     down2, _ = port_split(k, o2)
     groups_per_pod = down2 // lv.leaves_per_group
     if fab.pod_gpus:
+        # A pod wider than one spine's down ports (Meta's 3,072-GPU pods) is counted by ports:
+        # spines = ceil(pod uplinks / spine down ports); such builds use higher-radix or
+        # multi-plane aggregation switches, which this port count approximates.
         group_gpus = lv.nodes_per_group * hw.system.gpus_per_node
-        if fab.pod_gpus % group_gpus or fab.pod_gpus // group_gpus > groups_per_pod:
+        if fab.pod_gpus % group_gpus:
             raise SpecError(
-                "pod_gpus",
-                fab.pod_gpus,
-                f"whole leaf groups of {group_gpus} GPUs, at most {groups_per_pod * group_gpus}",
-                where=fab.id,
+                "pod_gpus", fab.pod_gpus, f"whole leaf groups of {group_gpus} GPUs", where=fab.id
             )
         groups_per_pod = fab.pod_gpus // group_gpus
     if groups_per_pod < 1:
