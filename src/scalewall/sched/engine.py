@@ -1,0 +1,412 @@
+"""Discrete-event engine: arrivals, departures, node failures and repairs on a shared cluster.
+
+Events sit in a heap keyed by (time, priority, sequence): at equal times, finishes free capacity
+before failures, repairs and arrivals are handled, and equal keys keep insertion order.
+Randomness comes only from one seeded ``numpy.random.Generator`` per run, so the same seed gives
+byte-identical outputs.
+
+Jobs make progress in "work seconds" (run time on a compact placement). A job on a placement
+that crosses more topology tiers runs slower (``DurationModel``). When a job stops early
+(preemption or a failed node) it resumes from its last checkpoint, taken every
+``checkpoint_interval_s`` of work; the wall time since that checkpoint is counted as lost.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from scalewall.errors import SpecError
+from scalewall.sched.cluster import GPU_MILLI, Cluster, Placement
+from scalewall.sched.duration import DurationModel, JobView, TierSlowdownModel, summarize
+from scalewall.sched.jobs import JobTable, Request
+from scalewall.sched.policies import make_placement, make_queue
+
+DAY_S = 86_400.0
+
+FINISH, FAIL, REPAIR, ARRIVE, SAMPLE = range(5)
+"""Event kinds, also their priority at equal times."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FailureModel:
+    """Node failures, repair and isolation of unhealthy nodes."""
+
+    failures_per_1000_node_days: float = 6.50
+    """Per-node failure rate (Kokolis et al., "Revisiting Reliability in Large-Scale Machine
+    Learning Research Clusters", HPCA'25: 6.50 per 1,000 node-days on RSC-1)."""
+    repair_time_s: float = 4 * 3600.0
+    """Time a failed node is out before it returns (an assumption; set from your operations)."""
+    isolate_after_faults: int = 3
+    """A node with this many faults within ``fault_window_s`` is isolated (taken out for good,
+    as lemon-node detection does) and replaced by a spare when one is left."""
+    fault_window_s: float = 30 * DAY_S
+    """Window over which a node's faults are counted for its health score."""
+    spare_nodes: int = 0
+    """Nodes held out of scheduling at the start, brought in to replace isolated nodes."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimConfig:
+    """One time-based replay."""
+
+    queue: str = "fifo"
+    """Queueing policy name (see ``scalewall.sched.policies.queue_names``)."""
+    placement: str = "bestfit"
+    """Placement policy name (see ``scalewall.sched.policies.placement_names``)."""
+    seed: int = 0
+    checkpoint_interval_s: float = 3600.0
+    """Work between checkpoints; a stopped job loses what it did since the last one."""
+    sample_interval_s: float = 3600.0
+    """Time-series sampling period."""
+    failures: FailureModel | None = None
+    """None: nodes never fail."""
+    quota_gpus: dict[str, float] | None = None
+    """Nominal GPU quota per tenant; None: the cluster split evenly between the trace's tenants."""
+    check_invariants: bool = False
+    """Assert the cluster's books after every event (for tests; slower)."""
+
+
+@dataclass(kw_only=True, eq=False)
+class JobState:
+    """Per-job mutable bookkeeping, one array per field."""
+
+    n: int
+    first_start_s: npt.NDArray[np.float64] = field(init=False)
+    end_s: npt.NDArray[np.float64] = field(init=False)
+    work_done_s: npt.NDArray[np.float64] = field(init=False)
+    slowdown: npt.NDArray[np.float64] = field(init=False)
+    restarts: npt.NDArray[np.int64] = field(init=False)
+    preemptions: npt.NDArray[np.int64] = field(init=False)
+    lost_gpu_s: npt.NDArray[np.float64] = field(init=False)
+    metered_gpu_s: npt.NDArray[np.float64] = field(init=False)
+    epoch: npt.NDArray[np.int64] = field(init=False)
+    tiers: npt.NDArray[np.int64] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.first_start_s = np.full(self.n, np.nan)
+        self.end_s = np.full(self.n, np.nan)
+        self.work_done_s = np.zeros(self.n)
+        self.slowdown = np.ones(self.n)
+        self.restarts = np.zeros(self.n, dtype=np.int64)
+        self.preemptions = np.zeros(self.n, dtype=np.int64)
+        self.lost_gpu_s = np.zeros(self.n)
+        self.metered_gpu_s = np.zeros(self.n)
+        self.epoch = np.zeros(self.n, dtype=np.int64)
+        self.tiers = np.zeros(self.n, dtype=np.int64)
+
+
+class Simulation:
+    """One run of a workload on a cluster; implements the queueing policies' ``SchedulerView``."""
+
+    def __init__(self, cluster: Cluster, jobs: JobTable, config: SimConfig, *,
+                 duration: DurationModel | None = None,
+                 progress: Callable[[float], None] | None = None) -> None:
+        if np.isnan(jobs.run_s).any() or np.isnan(jobs.submit_s).any():
+            raise SpecError("trace", "no run times",
+                            "a time-based replay needs submit and run times for every job")
+        if config.checkpoint_interval_s <= 0 or config.sample_interval_s <= 0:
+            raise SpecError("checkpoint/sample interval", "<= 0", "must be > 0 seconds")
+        order = np.lexsort((np.arange(len(jobs)), jobs.submit_s))
+        self._jobs = jobs.subset(order.astype(np.int64))
+        self.cluster = cluster.copy_fresh()
+        self.config = config
+        self.duration = duration or TierSlowdownModel()
+        self.rng = np.random.default_rng(config.seed)
+        self.placement = make_placement(config.placement)
+        self.placement.prepare(self.cluster, self._jobs, np.random.default_rng([config.seed, 1]))
+        self.queue = make_queue(config.queue)
+        self.requests: list[Request] = self._jobs.requests(self.cluster)
+        self.state = JobState(n=len(self._jobs))
+        self._pending: list[int] = []
+        self._running: dict[int, float] = {}
+        self.where: dict[int, Placement] = {}
+        self._borrowed: set[int] = set()
+        self.node_jobs: dict[int, set[int]] = {}
+        self.heap: list[tuple[float, int, int, int, int]] = []
+        self.repairs_pending = 0
+        self.arrivals_left = len(jobs)
+        self.seq = 0
+        self.now = 0.0
+        self.progress = progress
+        self.events: list[tuple[float, str, int]] = []
+        self.samples: list[dict[str, float]] = []
+        num_tenants = len(self._jobs.tenant_names)
+        self._tenant_milli = np.zeros(num_tenants, dtype=np.int64)
+        self._tenant_cpu = np.zeros(num_tenants, dtype=np.int64)
+        self._tenant_mem = np.zeros(num_tenants, dtype=np.int64)
+        self._quota = self._quotas(config.quota_gpus)
+        self.total_milli = self.cluster.total_gpus * GPU_MILLI
+        self.faults: dict[int, list[float]] = {}
+        self.spares: list[int] = []
+        self.isolated: set[int] = set()
+        self.lost_by_kind = {"failure": 0.0, "preemption": 0.0}
+
+    # ----- SchedulerView -------------------------------------------------------------------
+    @property
+    def now_s(self) -> float:
+        return self.now
+
+    @property
+    def jobs(self) -> JobTable:
+        return self._jobs
+
+    @property
+    def pending(self) -> list[int]:
+        return self._pending
+
+    @property
+    def running(self) -> dict[int, float]:
+        return self._running
+
+    @property
+    def tenant_gpu_milli(self) -> npt.NDArray[np.int64]:
+        return self._tenant_milli
+
+    @property
+    def quota_gpu_milli(self) -> npt.NDArray[np.int64]:
+        return self._quota
+
+    @property
+    def free_gpu_milli(self) -> int:
+        return int(self.cluster.gpu_free_milli[self.cluster.schedulable].sum())
+
+    @property
+    def total_gpu_milli(self) -> int:
+        return self.total_milli
+
+    def borrowed(self, job: int) -> bool:
+        return job in self._borrowed
+
+    def usage_vector(self, tenant: int) -> npt.NDArray[np.float64]:
+        return np.array([
+            self._tenant_milli[tenant] / max(self.total_milli, 1),
+            self._tenant_cpu[tenant] / max(int(self.cluster.cpu_cap.sum()), 1),
+            self._tenant_mem[tenant] / max(int(self.cluster.mem_cap.sum()), 1),
+        ])
+
+    def expected_end_s(self, job: int) -> float:
+        left = max(float(self._jobs.est_run_s[job]) - float(self.state.work_done_s[job]), 0.0)
+        return self._running[job] + left * float(self.state.slowdown[job])
+
+    def try_start(self, job: int, *, borrowed: bool = False) -> bool:
+        request = self.requests[job]
+        placement = self.placement.place(self.cluster, request)
+        if placement is None:
+            return False
+        self.cluster.allocate(placement)
+        self.placement.allocated(placement, request)
+        self._pending.pop(bisect.bisect_left(self._pending, job))
+        self._running[job] = self.now
+        self.where[job] = placement
+        if borrowed:
+            self._borrowed.add(job)
+        for node in placement.nodes:
+            self.node_jobs.setdefault(node, set()).add(job)
+        self._account(job, placement, +1)
+        summary = summarize(self.cluster, placement)
+        base = float(self._jobs.run_s[job])
+        view = JobView(job_index=job, num_gpu=request.num_gpu, gpu_milli=request.gpu_milli,
+                       base_run_s=base)
+        run_s = self.duration.run_time_s(view, summary)
+        self.state.slowdown[job] = run_s / base if base > 0 else 1.0
+        self.state.tiers[job] = summary.tiers_crossed
+        if math.isnan(self.state.first_start_s[job]):
+            self.state.first_start_s[job] = self.now
+        left = max(base - self.state.work_done_s[job], 0.0) * self.state.slowdown[job]
+        self._push(self.now + left, FINISH, job)
+        self.events.append((self.now, "start", job))
+        return True
+
+    def preempt(self, job: int) -> None:
+        self.state.preemptions[job] += 1
+        self._stop(job, "preemption")
+        self.events.append((self.now, "preempt", job))
+
+    # ----- internals -----------------------------------------------------------------------
+    def _quotas(self, quota_gpus: dict[str, float] | None) -> npt.NDArray[np.int64]:
+        names = self._jobs.tenant_names
+        if quota_gpus is None:
+            even = self.cluster.total_gpus * GPU_MILLI // max(len(names), 1)
+            return np.full(len(names), even, dtype=np.int64)
+        unknown = sorted(set(quota_gpus) - set(names))
+        if unknown:
+            raise SpecError("quota tenant", unknown[0], f"tenants in the trace: {', '.join(names)}")
+        return np.array([int(quota_gpus.get(t, 0.0) * GPU_MILLI) for t in names], dtype=np.int64)
+
+    def _push(self, time_s: float, kind: int, arg: int) -> None:
+        """Queue an event; a finish event carries the job's epoch, so one made stale by a
+        preemption or failure is recognised and dropped."""
+        epoch = int(self.state.epoch[arg]) if kind == FINISH else 0
+        heapq.heappush(self.heap, (time_s, kind, self.seq, arg, epoch))
+        self.seq += 1
+        if kind == REPAIR:
+            self.repairs_pending += 1
+
+    def _account(self, job: int, placement: Placement, sign: int) -> None:
+        tenant = int(self._jobs.tenant[job])
+        gpus = sum(len(slots) for slots in placement.gpu_slots)
+        self._tenant_milli[tenant] += sign * gpus * placement.gpu_milli
+        self._tenant_cpu[tenant] += sign * sum(placement.cpu_milli)
+        self._tenant_mem[tenant] += sign * sum(placement.memory_bytes)
+
+    def _release(self, job: int) -> float:
+        """Take a running job off the cluster; returns the wall seconds it just ran."""
+        placement = self.where.pop(job)
+        self.cluster.release(placement)
+        self.placement.released(placement, self.requests[job])
+        for node in placement.nodes:
+            self.node_jobs[node].discard(job)
+        self._account(job, placement, -1)
+        self._borrowed.discard(job)
+        ran = self.now - self._running.pop(job)
+        gpus = self.requests[job].gpu_demand_milli / GPU_MILLI
+        self.state.metered_gpu_s[job] += ran * gpus
+        self.state.epoch[job] += 1
+        return ran
+
+    def _stop(self, job: int, why: str) -> None:
+        """Stop a running job early; it rolls back to its last checkpoint and waits again."""
+        ran = self._release(job)
+        done = self.state.work_done_s[job] + ran / self.state.slowdown[job]
+        interval = self.config.checkpoint_interval_s
+        kept = math.floor(done / interval) * interval
+        lost_wall = (done - kept) * self.state.slowdown[job]
+        lost = lost_wall * self.requests[job].gpu_demand_milli / GPU_MILLI
+        self.state.lost_gpu_s[job] += lost
+        self.lost_by_kind[why] += lost
+        self.state.work_done_s[job] = kept
+        bisect.insort(self._pending, job)
+
+    def _finish(self, job: int) -> None:
+        self._release(job)
+        self.state.work_done_s[job] = float(self._jobs.run_s[job])
+        self.state.end_s[job] = self.now
+        self.events.append((self.now, "finish", job))
+
+    def _fail(self, node: int) -> None:
+        failures = self.config.failures
+        assert failures is not None
+        self.events.append((self.now, "node_fail", node))
+        for job in sorted(self.node_jobs.get(node, ())):
+            self.state.restarts[job] += 1
+            self._stop(job, "failure")
+        self.cluster.set_schedulable(node, False)
+        recent = [t for t in self.faults.get(node, []) if self.now - t <= failures.fault_window_s]
+        self.faults[node] = [*recent, self.now]
+        if len(self.faults[node]) >= failures.isolate_after_faults:
+            self.isolated.add(node)
+            self.events.append((self.now, "node_isolated", node))
+            if self.spares:
+                spare = self.spares.pop(0)
+                self.cluster.set_schedulable(spare, True)
+                self._schedule_failure(spare)
+                self.events.append((self.now, "spare_in", spare))
+        else:
+            self._push(self.now + failures.repair_time_s, REPAIR, node)
+
+    def _schedule_failure(self, node: int) -> None:
+        failures = self.config.failures
+        assert failures is not None
+        rate_per_s = failures.failures_per_1000_node_days / 1000.0 / DAY_S
+        if rate_per_s > 0:
+            self._push(self.now + float(self.rng.exponential(1.0 / rate_per_s)), FAIL, node)
+
+    def _sample(self) -> None:
+        c = self.cluster
+        free = c.gpu_free_milli[c.schedulable]
+        free_total = int(free.sum())
+        partial = int(free[(free > 0) & (free < GPU_MILLI)].sum())
+        row: dict[str, float] = {
+            "time_s": self.now,
+            "gpu_alloc_frac": c.allocated_gpu_milli() / max(self.total_milli, 1),
+            "partial_gpu_free_frac": partial / free_total if free_total else 0.0,
+            "nodes_up": float(c.schedulable.sum()),
+            "pending_jobs": float(len(self._pending)),
+            "running_jobs": float(len(self._running)),
+        }
+        for t, name in enumerate(self._jobs.tenant_names):
+            row[f"gpus_{name}"] = self._tenant_milli[t] / GPU_MILLI
+        self.samples.append(row)
+
+    def _check(self) -> None:
+        """The books balance: free + what running jobs hold = capacity, slot by slot; no job is
+        both waiting and running; none is lost."""
+        c = self.cluster
+        used = np.zeros_like(c.gpu_free_milli)
+        cpu = np.zeros_like(c.cpu_free)
+        for placement in self.where.values():
+            for node, slots, cpu_milli in zip(placement.nodes, placement.gpu_slots,
+                                              placement.cpu_milli, strict=True):
+                cpu[node] += cpu_milli
+                for slot in slots:
+                    used[node, slot] += placement.gpu_milli
+        slot_cap = (np.arange(c.gpu_slots)[None, :] < c.gpu_count[:, None]) * GPU_MILLI
+        assert np.array_equal(used + c.gpu_free_milli, slot_cap)
+        assert np.array_equal(cpu + c.cpu_free, c.cpu_cap)
+        assert not set(self._pending) & set(self._running)
+        done = int(np.isfinite(self.state.end_s).sum())
+        arrived = len(self._jobs) - self.arrivals_left
+        assert len(self._pending) + len(self._running) + done == arrived
+
+    def run(self) -> None:
+        """Run to the end: every job finished, or nothing left that can ever start."""
+        for job in range(len(self._jobs)):
+            self._push(float(self._jobs.submit_s[job]), ARRIVE, job)
+        failures = self.config.failures
+        if failures is not None:
+            if failures.spare_nodes >= self.cluster.num_nodes:
+                raise SpecError("spare_nodes", failures.spare_nodes, "must be below the node count")
+            self.spares = list(range(self.cluster.num_nodes - failures.spare_nodes,
+                                     self.cluster.num_nodes))
+            for spare in self.spares:
+                self.cluster.set_schedulable(spare, False)
+            for node in range(self.cluster.num_nodes - failures.spare_nodes):
+                self._schedule_failure(node)
+        self._push(0.0, SAMPLE, 0)
+        work_left = len(self._jobs)
+        while self.heap and work_left:
+            time_s, kind, _, arg, epoch = heapq.heappop(self.heap)
+            assert time_s >= self.now
+            self.now = time_s
+            if kind == FINISH:
+                if epoch == self.state.epoch[arg]:  # else stale: the job stopped meanwhile
+                    self._finish(arg)
+                    work_left -= 1
+            elif kind == ARRIVE:
+                self.arrivals_left -= 1
+                bisect.insort(self._pending, arg)
+                self.events.append((self.now, "arrive", arg))
+            elif kind == FAIL:
+                if arg not in self.isolated and self.cluster.schedulable[arg]:
+                    self._fail(arg)
+            elif kind == REPAIR:
+                self.repairs_pending -= 1
+                self.cluster.set_schedulable(arg, True)
+                self._schedule_failure(arg)
+                self.events.append((self.now, "node_repair", arg))
+            else:
+                self._sample()
+                self._push(self.now + self.config.sample_interval_s, SAMPLE, 0)
+                if self.progress is not None:
+                    self.progress(self.now)
+                continue
+            if not self.heap or self.heap[0][0] > self.now:
+                self.queue.schedule(self)  # once per instant, after all its events
+            if self.config.check_invariants:
+                self._check()
+            if self._stuck():
+                break
+        self._sample()
+
+    def _stuck(self) -> bool:
+        """Nothing runs, nothing will arrive or return, and the queue cannot move."""
+        if self._running or not self._pending or (self.heap and self.heap[0][0] == self.now):
+            return False
+        return self.arrivals_left == 0 and self.repairs_pending == 0

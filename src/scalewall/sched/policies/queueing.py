@@ -1,0 +1,110 @@
+"""Shared shape of queueing policies and their registry.
+
+A queueing policy decides which pending jobs start now (and, for some, which running jobs are
+preempted). It talks to the engine through :class:`SchedulerView`; placement is delegated to the
+run's placement policy by ``try_start``, so any queueing policy combines with any placement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from scalewall.errors import SpecError
+from scalewall.sched.jobs import JobTable
+
+
+class SchedulerView(Protocol):
+    """What the engine offers a queueing policy."""
+
+    @property
+    def now_s(self) -> float: ...
+
+    @property
+    def jobs(self) -> JobTable: ...
+
+    @property
+    def pending(self) -> list[int]:
+        """Pending job indices in arrival order (a job index grows with its submit time)."""
+
+    @property
+    def running(self) -> dict[int, float]:
+        """Running job index -> time it (re)started."""
+
+    @property
+    def tenant_gpu_milli(self) -> npt.NDArray[np.int64]:
+        """GPU capacity each tenant holds now, in milli-GPU."""
+
+    @property
+    def quota_gpu_milli(self) -> npt.NDArray[np.int64]:
+        """Each tenant's nominal quota in milli-GPU."""
+
+    @property
+    def free_gpu_milli(self) -> int: ...
+
+    @property
+    def total_gpu_milli(self) -> int: ...
+
+    def try_start(self, job: int, *, borrowed: bool = False) -> bool:
+        """Place and start ``job`` now if the placement policy finds room."""
+
+    def preempt(self, job: int) -> None:
+        """Stop a running job; work since its last checkpoint is lost; it waits again."""
+
+    def borrowed(self, job: int) -> bool:
+        """True when a running job was admitted on capacity borrowed from other tenants."""
+
+    def expected_end_s(self, job: int) -> float:
+        """When a running job would end by its runtime estimate."""
+
+    def usage_vector(self, tenant: int) -> npt.NDArray[np.float64]:
+        """A tenant's (GPU, CPU, memory) in use as shares of the cluster's capacity."""
+
+
+class QueuePolicy(Protocol):
+    """Decides which pending jobs start (and which running jobs yield)."""
+
+    name: str
+
+    def schedule(self, view: SchedulerView) -> None:
+        """Start what should start now."""
+
+
+_QUEUES: dict[str, Callable[[], QueuePolicy]] = {}
+
+
+def register_queue(name: str) -> Callable[[type], type]:
+    """Class decorator: make a queueing policy available by ``name``."""
+
+    def wrap(cls: type) -> type:
+        _QUEUES[name] = cls
+        return cls
+
+    return wrap
+
+
+def queue_names() -> tuple[str, ...]:
+    """Registered queueing policy names."""
+    return tuple(sorted(_QUEUES))
+
+
+def make_queue(name: str) -> QueuePolicy:
+    """A fresh queueing policy by name; a :class:`SpecError` lists the valid names."""
+    if name not in _QUEUES:
+        raise SpecError("queue", name, f"valid: {', '.join(queue_names())}")
+    return _QUEUES[name]()
+
+
+def gpu_milli(jobs: JobTable, job: int) -> int:
+    """A job's GPU demand in milli-GPU."""
+    return int(jobs.num_gpu[job] * jobs.gpu_milli[job])
+
+
+def start_in_order(view: SchedulerView, order: list[int]) -> None:
+    """Start jobs in ``order`` until one does not fit (no job overtakes a blocked one)."""
+    for job in order:
+        if not view.try_start(job):
+            return

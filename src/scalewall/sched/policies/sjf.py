@@ -1,0 +1,18 @@
+"""Shortest job first by the runtime estimate (``est_run_s``; the trace's run time when the
+trace gives no estimate, i.e. a perfect predictor). Ties keep arrival order; a job that does
+not fit blocks longer ones."""
+
+from __future__ import annotations
+
+from scalewall.sched.policies.queueing import SchedulerView, register_queue, start_in_order
+
+
+@register_queue("sjf")
+class ShortestJobFirstQueue:
+    """Shortest estimated job first."""
+
+    name = "sjf"
+
+    def schedule(self, view: SchedulerView) -> None:
+        est = view.jobs.est_run_s
+        start_in_order(view, sorted(view.pending, key=lambda j: (est[j], j)))
