@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from scalewall.catalog.loader import (
     accelerator,
+    accelerators,
     build,
     cluster_spec,
     entries,
     fabric,
+    fabrics,
     link,
+    links,
     load_entry,
     lookup,
     model,
+    models,
     system,
+    systems,
 )
 from scalewall.catalog.schema import Accelerator, ClusterSpec, Fabric, Link, ModelSpec, System
 
@@ -24,13 +29,18 @@ __all__ = [
     "ModelSpec",
     "System",
     "accelerator",
+    "accelerators",
     "build",
     "cluster_spec",
     "entries",
     "fabric",
+    "fabrics",
     "link",
+    "links",
     "load_entry",
     "lookup",
     "model",
+    "models",
     "system",
+    "systems",
 ]

@@ -122,6 +122,26 @@ def lookup(kind: str, entry_id: str) -> Any:
     return table[entry_id]
 
 
+def accelerators() -> dict[str, Accelerator]:
+    return entries("accelerators")
+
+
+def systems() -> dict[str, System]:
+    return entries("systems")
+
+
+def links() -> dict[str, Link]:
+    return entries("links")
+
+
+def fabrics() -> dict[str, Fabric]:
+    return entries("fabrics")
+
+
+def models() -> dict[str, ModelSpec]:
+    return entries("models")
+
+
 def accelerator(entry_id: str) -> Accelerator:
     result: Accelerator = lookup("accelerators", entry_id)
     return result

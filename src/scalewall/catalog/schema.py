@@ -54,6 +54,9 @@ class System:
     """NVLink SHARP (NVLS) or equivalent reduction inside the scale-up switches."""
     source: str
     host_memory_bytes: float = 0.0
+    default_fabric: str = ""
+    """Fabric id used when a cluster is given as ``--gpu NAME --gpus N`` ("": pick a 3-tier
+    fabric of the NIC's speed)."""
     power_w: float = 0.0
     """Nameplate power of the whole node (0: derive from accelerator TDP)."""
     notes: str = ""

@@ -1,0 +1,80 @@
+"""The Python API: plain frozen results from plain inputs."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from scalewall.catalog.schema import ModelSpec
+from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.perf.batch import PlanBatch
+from scalewall.perf.step import step_model
+from scalewall.plan.plan import ParallelPlan, validate
+from scalewall.plan.topology import Cluster
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepEstimate:
+    """One plan's predicted training step."""
+
+    model: str
+    cluster: str
+    plan: ParallelPlan
+    step_time_s: float
+    tokens_per_s: float
+    mfu: float
+    """Model FLOPs (6N-style matmuls plus attention, no recompute) over the dense BF16 peak."""
+    hfu: float
+    """Hardware FLOPs (recomputation included) over the dense BF16 peak."""
+    model_tflops_per_gpu: float
+    hardware_tflops_per_gpu: float
+    fits: bool
+    memory: dict[str, float] = field(default_factory=dict)
+    """Bytes per GPU on the most loaded pipeline stage, by part."""
+    memory_total_bytes: float = 0.0
+    hbm_bytes: float = 0.0
+    breakdown: dict[str, float] = field(default_factory=dict)
+    """Seconds per step by part; the parts add up to ``step_time_s``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def limiter(self) -> str:
+        """The largest part of the step other than useful compute."""
+        losses = {k: v for k, v in self.breakdown.items() if k != "compute"}
+        return max(losses, key=lambda k: losses[k])
+
+
+def estimate(
+    model: ModelSpec,
+    cluster: Cluster,
+    plan: ParallelPlan,
+    *,
+    stack: Stack | None = None,
+    efficiency: Efficiency | None = None,
+) -> StepEstimate:
+    """Predict one training step of ``model`` on ``cluster`` with ``plan``.
+
+    Raises SpecError for an invalid plan; a plan that does not fit in memory is a result with
+    ``fits=False``.
+    """
+    validate(model, plan, cluster.num_gpus)
+    batch = PlanBatch.from_plans(model, [plan])
+    out = step_model(model, cluster, batch, efficiency or Efficiency(), stack or Stack())
+    return StepEstimate(
+        model=model.id,
+        cluster=cluster.name,
+        plan=plan,
+        step_time_s=float(out.step_time_s[0]),
+        tokens_per_s=float(out.tokens_per_s[0]),
+        mfu=float(out.mfu[0]),
+        hfu=float(out.hfu[0]),
+        model_tflops_per_gpu=float(out.model_tflops_per_gpu[0]),
+        hardware_tflops_per_gpu=float(out.hardware_tflops_per_gpu[0]),
+        fits=bool(out.fits[0]),
+        memory={k: float(v[0]) for k, v in out.memory_bytes.items()},
+        memory_total_bytes=float(out.memory_total_bytes[0]),
+        hbm_bytes=cluster.accelerator.hbm_bytes,
+        breakdown={k: float(v[0]) for k, v in out.breakdown_s.items()},
+    )

@@ -1,0 +1,105 @@
+"""Plans as arrays: the step model evaluates a whole batch of plans in one call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scalewall.catalog.schema import ModelSpec
+from scalewall.plan.plan import CP_MODES, PRECISIONS, RECOMPUTE_MODES, ParallelPlan, stage_layers
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanBatch:
+    """One array per plan field (float64; categorical fields as codes), all of one length."""
+
+    tp: FloatArray
+    pp: FloatArray
+    dp: FloatArray
+    cp: FloatArray
+    ep: FloatArray
+    etp: FloatArray
+    vpp: FloatArray
+    micro_batch: FloatArray
+    global_batch: FloatArray
+    seq_len: FloatArray
+    recompute: FloatArray
+    """Index into RECOMPUTE_MODES: 0 none, 1 selective, 2 full."""
+    zero: FloatArray
+    sequence_parallel: FloatArray
+    precision: FloatArray
+    """Index into PRECISIONS: 0 bf16, 1 fp16, 2 fp8."""
+    cp_mode: FloatArray
+    """Index into CP_MODES: 0 ring, 1 a2a."""
+    layers_first: FloatArray
+    layers_middle: FloatArray
+    layers_last: FloatArray
+
+    def __len__(self) -> int:
+        return int(self.tp.shape[0])
+
+    @classmethod
+    def from_plans(cls, model: ModelSpec, plans: Sequence[ParallelPlan]) -> PlanBatch:
+        """Stack validated plans into arrays."""
+
+        def col(values: Sequence[float]) -> FloatArray:
+            return np.asarray(values, dtype=np.float64)
+
+        stages = [stage_layers(model, p) for p in plans]
+        return cls(
+            tp=col([p.tp for p in plans]),
+            pp=col([p.pp for p in plans]),
+            dp=col([p.dp for p in plans]),
+            cp=col([p.cp for p in plans]),
+            ep=col([p.ep for p in plans]),
+            etp=col([p.etp for p in plans]),
+            vpp=col([p.vpp for p in plans]),
+            micro_batch=col([p.micro_batch for p in plans]),
+            global_batch=col([p.global_batch for p in plans]),
+            seq_len=col([p.seq_len for p in plans]),
+            recompute=col([RECOMPUTE_MODES.index(p.recompute) for p in plans]),
+            zero=col([p.zero for p in plans]),
+            sequence_parallel=col([float(p.sequence_parallel) for p in plans]),
+            precision=col([PRECISIONS.index(p.precision) for p in plans]),
+            cp_mode=col([CP_MODES.index(p.cp_mode) for p in plans]),
+            layers_first=col([s[0] for s in stages]),
+            layers_middle=col([s[1] for s in stages]),
+            layers_last=col([s[2] for s in stages]),
+        )
+
+    def take(self, index: NDArray[np.intp]) -> PlanBatch:
+        """A sub-batch of the given rows."""
+        return PlanBatch(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+
+    def plan(self, row: int) -> ParallelPlan:
+        """Row ``row`` as a ParallelPlan."""
+
+        def i(name: str) -> int:
+            return int(getattr(self, name)[row])
+
+        pp = i("pp")
+        even = pp > 1 and i("layers_first") == i("layers_middle") == i("layers_last")
+        return ParallelPlan(
+            tp=i("tp"),
+            pp=pp,
+            dp=i("dp"),
+            cp=i("cp"),
+            ep=i("ep"),
+            etp=i("etp"),
+            vpp=i("vpp"),
+            micro_batch=i("micro_batch"),
+            global_batch=i("global_batch"),
+            seq_len=i("seq_len"),
+            recompute=RECOMPUTE_MODES[i("recompute")],
+            zero=i("zero"),
+            sequence_parallel=bool(i("sequence_parallel")),
+            precision=PRECISIONS[i("precision")],
+            cp_mode=CP_MODES[i("cp_mode")],
+            first_stage_layers=0 if even or pp == 1 else i("layers_first"),
+            last_stage_layers=0 if even or pp == 1 else i("layers_last"),
+        )

@@ -1,0 +1,125 @@
+"""Collective-communication time on a cluster's tiers, vectorized over groups.
+
+A group of ``n`` ranks with stride ``stride`` in the rank order has ``members(t)`` ranks inside one
+domain of tier ``t`` (span / stride, at least 1, at most n). A collective library runs it
+hierarchically: tier by tier, each level over ``f_t = members(t) / members(t-1)`` peers, the
+message shrinking by the lower levels' factors (reduce-scatter inside, then across), and on each
+level it picks the fastest algorithm it has there (ring, tree, or in-network reduction).
+
+Costs use the alpha-beta model (Hockney): time = latency x steps + bytes / bandwidth, with the
+bus-bandwidth factors of nccl-tests (NVIDIA/nccl-tests doc/PERFORMANCE.md): all-reduce moves
+2(f-1)/f of the message per rank, reduce-scatter and all-gather (f-1)/f.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scalewall.perf.assumptions import Efficiency
+from scalewall.plan.topology import Cluster, Tier
+
+FloatArray = NDArray[np.float64]
+
+
+def _bandwidth(tier: Tier, eff: Efficiency) -> float:
+    factor = eff.scale_up_bw_efficiency if tier.scale_up else eff.scale_out_bw_efficiency
+    return tier.bytes_per_s_per_gpu * factor
+
+
+def _step_latency(tier: Tier, eff: Efficiency) -> float:
+    base = eff.ring_step_latency_scale_up_s if tier.scale_up else eff.ring_step_latency_scale_out_s
+    return base + tier.hop_latency_s
+
+
+def level_factors(cluster: Cluster, n: FloatArray, stride: FloatArray) -> list[FloatArray]:
+    """Peers per level: ``f_t`` with the product over tiers equal to ``n``."""
+    factors: list[FloatArray] = []
+    below = np.ones_like(n)
+    for index, tier in enumerate(cluster.tiers):
+        top = index == len(cluster.tiers) - 1
+        inside = n if top else np.clip(np.floor(tier.span_gpus / stride), 1.0, n)
+        inside = np.maximum(inside, below)
+        factors.append(inside / below)
+        below = inside
+    return factors
+
+
+def allreduce_time_s(
+    cluster: Cluster,
+    eff: Efficiency,
+    n: FloatArray,
+    stride: FloatArray,
+    message_bytes: FloatArray,
+    *,
+    in_network: bool = True,
+) -> FloatArray:
+    """Hierarchical all-reduce of ``message_bytes`` per rank over ``n`` ranks."""
+    total = np.where(n > 1, eff.collective_launch_s, 0.0)
+    shard = np.asarray(message_bytes, dtype=np.float64)
+    for tier, f in zip(cluster.tiers, level_factors(cluster, n, stride), strict=True):
+        bw, lat = _bandwidth(tier, eff), _step_latency(tier, eff)
+        ring = 2.0 * (f - 1.0) / f * shard / bw + 2.0 * (f - 1.0) * lat
+        best = ring
+        if not tier.scale_up:
+            tree = 2.0 * shard / bw + 2.0 * np.log2(np.maximum(f, 1.0)) * lat
+            best = np.minimum(best, tree)
+        if tier.scale_up and tier.in_network_reduction and in_network:
+            nvls = shard / (tier.bytes_per_s_per_gpu * eff.scale_up_nvls_algbw_efficiency) + 2 * lat
+            best = np.minimum(best, nvls)
+        total = total + np.where(f > 1.0, best, 0.0)
+        shard = shard / f
+    return total
+
+
+def reduce_scatter_time_s(
+    cluster: Cluster, eff: Efficiency, n: FloatArray, stride: FloatArray, message_bytes: FloatArray
+) -> FloatArray:
+    """Hierarchical reduce-scatter (or all-gather: the same traffic reversed) of a message whose
+    full size per rank is ``message_bytes``."""
+    total = np.where(n > 1, eff.collective_launch_s, 0.0)
+    shard = np.asarray(message_bytes, dtype=np.float64)
+    for tier, f in zip(cluster.tiers, level_factors(cluster, n, stride), strict=True):
+        bw, lat = _bandwidth(tier, eff), _step_latency(tier, eff)
+        ring = (f - 1.0) / f * shard / bw + (f - 1.0) * lat
+        total = total + np.where(f > 1.0, ring, 0.0)
+        shard = shard / f
+    return total
+
+
+allgather_time_s = reduce_scatter_time_s
+
+
+def alltoall_time_s(
+    cluster: Cluster, eff: Efficiency, n: FloatArray, stride: FloatArray, message_bytes: FloatArray
+) -> FloatArray:
+    """All-to-all where each rank holds ``message_bytes`` split evenly over the ``n`` ranks.
+
+    The share bound for peers first reached at tier t crosses that tier's links; the tiers'
+    links work at the same time, so the slowest tier sets the time.
+    """
+    total = np.where(n > 1, eff.collective_launch_s, 0.0)
+    slowest = np.zeros_like(np.asarray(message_bytes, dtype=np.float64))
+    below = np.ones_like(n)
+    for tier, f in zip(cluster.tiers, level_factors(cluster, n, stride), strict=True):
+        inside = below * f
+        share = (inside - below) / n * message_bytes
+        time = share / _bandwidth(tier, eff) + np.where(
+            f > 1, (f - 1.0) * _step_latency(tier, eff), 0
+        )
+        slowest = np.maximum(slowest, time)
+        below = inside
+    return total + slowest
+
+
+def p2p_time_s(
+    cluster: Cluster, eff: Efficiency, stride: FloatArray, message_bytes: FloatArray
+) -> FloatArray:
+    """Send ``message_bytes`` to the rank ``stride`` places away (pipeline neighbours)."""
+    time = np.full_like(np.asarray(message_bytes, dtype=np.float64), np.inf)
+    for tier in reversed(cluster.tiers):
+        inside = stride < tier.span_gpus
+        cost = message_bytes / _bandwidth(tier, eff) + _step_latency(tier, eff)
+        time = np.where(inside, cost, time)
+    top = cluster.tiers[-1]
+    return np.where(np.isinf(time), message_bytes / _bandwidth(top, eff), time)

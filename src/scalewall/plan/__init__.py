@@ -1,0 +1,16 @@
+"""Parallel plans, their validity rules, and cluster topologies."""
+
+from __future__ import annotations
+
+from scalewall.plan.plan import ParallelPlan, stage_layers, validate
+from scalewall.plan.topology import Cluster, Tier, cluster_from_spec, make_cluster
+
+__all__ = [
+    "Cluster",
+    "ParallelPlan",
+    "Tier",
+    "cluster_from_spec",
+    "make_cluster",
+    "stage_layers",
+    "validate",
+]
