@@ -27,6 +27,7 @@ def _root() -> None:
 SUBCOMMANDS = [
     "scalewall.cli.catalog_cmd",
     "scalewall.cli.probe_cmd",
+    "scalewall.cli.goodput_cmd",
 ]
 
 
