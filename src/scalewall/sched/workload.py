@@ -1,0 +1,138 @@
+"""Synthetic LLM-cluster workload whose statistics follow the Acme Seren/Kalos summary.
+
+Source of the targets: ``data/acme/acme_cluster_summary.csv`` (Hu et al., NSDI'24). Per GPU job:
+- GPUs per job: 1 with probability ``p_single``, else 2^k GPUs (k = 1..log2(max_gpu)) with
+  P proportional to r^k; r is solved so the mean equals ``avg_gpu_num``. The median is then 1,
+  as in both traces.
+- Run time: log-normal with the trace's median; its sigma is solved so that the mean, after
+  capping at the trace's maximum, equals ``avg_run_time_gpu``.
+- Outcome: completed / canceled / failed with the trace's GPU-job rates (the run time drawn is
+  the time the job actually ran, so failed and canceled jobs are simply shorter or longer).
+- Arrivals: Poisson, ``num_jobs`` over ``span_s``.
+Queueing delay is an output of the simulated scheduler, not an input; compare it, don't fit it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, special
+
+from scalewall.errors import SpecError
+from scalewall.sched.cluster import GPU_MILLI
+
+SUMMARY_PATH = Path(__file__).resolve().parent / "data" / "acme" / "acme_cluster_summary.csv"
+DAY_S = 86_400.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class AcmeTargets:
+    """The figures of one Acme cluster that the generator matches."""
+
+    name: str
+    avg_gpu_num: float
+    max_gpu: int
+    avg_run_time_s: float
+    med_run_time_s: float
+    max_run_time_s: float
+    complete_rate: float
+    cancel_rate: float
+    fail_rate: float
+
+
+def acme_targets(cluster: str) -> AcmeTargets:
+    """Targets for ``Seren`` or ``Kalos`` from the shipped summary file."""
+    table = pd.read_csv(SUMMARY_PATH).set_index("id")
+    if cluster not in table.index:
+        raise SpecError("cluster", cluster, f"valid: {', '.join(table.index)}")
+    row: dict[str, float] = {str(k): float(v) for k, v in table.loc[cluster].to_dict().items()}
+    return AcmeTargets(
+        name=cluster, avg_gpu_num=float(row["avg_gpu_num"]), max_gpu=int(row["max_gpu"]),
+        avg_run_time_s=float(row["avg_run_time_gpu"]),
+        med_run_time_s=float(row["med_run_time_gpu"]),
+        max_run_time_s=float(row["max_run_time_gpu"]),
+        complete_rate=float(row["complete_rate_gpu"]), cancel_rate=float(row["cancel_rate_gpu"]),
+        fail_rate=float(row["fail_rate_gpu"]),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadSpec:
+    """A synthetic workload."""
+
+    num_jobs: int
+    span_s: float = 30 * DAY_S
+    """Arrivals are spread over this window (Poisson)."""
+    like: str = "Seren"
+    """Acme cluster whose statistics to follow: ``Seren`` or ``Kalos``."""
+    p_single: float = 0.6
+    """Share of single-GPU jobs (must exceed 0.5 for the median of 1 GPU both traces report)."""
+    num_tenants: int = 8
+    """Tenants, drawn with Zipf-like weights 1/(i+1)."""
+    cpu_milli_per_gpu: int = 16_000
+    """CPU asked per GPU (an assumption: 16 cores per A100, as on 128-core 8-GPU nodes)."""
+
+
+def _size_probs(targets: AcmeTargets, p_single: float) -> tuple[np.ndarray, np.ndarray]:
+    sizes = 2 ** np.arange(0, int(np.log2(targets.max_gpu)) + 1)
+    k = np.arange(1, sizes.size)
+
+    def probs(r: float) -> np.ndarray:
+        tail = r ** k / (r ** k).sum()
+        return np.concatenate([[p_single], (1 - p_single) * tail])
+
+    def gap(log_r: float) -> float:
+        return float(probs(np.exp(log_r)) @ sizes - targets.avg_gpu_num)
+
+    log_r = optimize.brentq(gap, -10.0, 2.0)
+    return sizes, probs(float(np.exp(log_r)))
+
+
+def _capped_lognormal_mean(mu: float, sigma: float, cap: float) -> float:
+    """E[min(X, cap)] for X ~ LogNormal(mu, sigma)."""
+    z = (np.log(cap) - mu) / sigma
+    body = np.exp(mu + sigma**2 / 2) * special.ndtr(z - sigma)
+    return float(body + cap * special.ndtr(-z))
+
+
+def _run_sigma(targets: AcmeTargets) -> float:
+    mu = np.log(targets.med_run_time_s)
+
+    def gap(sigma: float) -> float:
+        return _capped_lognormal_mean(mu, sigma, targets.max_run_time_s) - targets.avg_run_time_s
+
+    return float(optimize.brentq(gap, 1e-3, 6.0))
+
+
+def synthetic_jobs(spec: WorkloadSpec, seed: int) -> pd.DataFrame:
+    """Jobs in the canonical columns plus ``status``; same seed, same jobs."""
+    if spec.num_jobs < 1 or spec.span_s <= 0:
+        raise SpecError("num_jobs/span_s", (spec.num_jobs, spec.span_s), "must be positive")
+    if not 0.5 < spec.p_single < 1.0:
+        raise SpecError("p_single", spec.p_single, "must be in (0.5, 1)")
+    targets = acme_targets(spec.like)
+    rng = np.random.default_rng(seed)
+    sizes, probs = _size_probs(targets, spec.p_single)
+    num_gpu = rng.choice(sizes, size=spec.num_jobs, p=probs)
+    sigma = _run_sigma(targets)
+    run = np.minimum(rng.lognormal(np.log(targets.med_run_time_s), sigma, spec.num_jobs),
+                     targets.max_run_time_s)
+    run = np.maximum(np.round(run), 1.0)
+    submit = np.sort(rng.uniform(0.0, spec.span_s, spec.num_jobs))
+    outcome_p = np.array([targets.complete_rate, targets.cancel_rate, targets.fail_rate])
+    status = rng.choice(["completed", "canceled", "failed"], size=spec.num_jobs,
+                        p=outcome_p / outcome_p.sum())
+    weights = 1.0 / np.arange(1, spec.num_tenants + 1)
+    tenant = rng.choice(spec.num_tenants, size=spec.num_jobs, p=weights / weights.sum())
+    return pd.DataFrame({
+        "job_id": [f"job-{i:07d}" for i in range(spec.num_jobs)], "submit_s": submit,
+        "run_s": run, "num_gpu": num_gpu.astype(np.int64),
+        "gpu_milli": np.full(spec.num_jobs, GPU_MILLI, dtype=np.int64),
+        "cpu_milli": (num_gpu * spec.cpu_milli_per_gpu).astype(np.int64),
+        "memory_bytes": np.zeros(spec.num_jobs, dtype=np.int64), "gpu_models": "",
+        "priority": np.zeros(spec.num_jobs, dtype=np.int64),
+        "tenant": [f"tenant-{t}" for t in tenant], "est_run_s": run, "status": status,
+    })
