@@ -26,7 +26,10 @@ def _root() -> None:
 # One module per subcommand; each defines ``register(app)``.
 SUBCOMMANDS = [
     "scalewall.cli.catalog_cmd",
+    "scalewall.cli.estimate_cmd",
+    "scalewall.cli.validate_cmd",
     "scalewall.cli.probe_cmd",
+    "scalewall.cli.cost_cmd",
     "scalewall.cli.goodput_cmd",
 ]
 

@@ -75,17 +75,13 @@ class _LayerTimes:
     fwd_cp: FloatArray
     bwd_cp: FloatArray
     recompute: FloatArray
-    recompute_flop: FloatArray
-    """FLOPs redone by selective recompute (the unfused attention core)."""
-    fwd_flop: FloatArray
-    """Hardware FLOPs of the forward pass (matmuls and attention as the kernels run them)."""
 
 
 def _attention_times(
     model: ModelSpec, p: PlanBatch, dev: Device, eff: Efficiency, stack: Stack
 ) -> tuple[FloatArray, ...]:
-    """Forward time, backward time, selective-recompute time, forward FLOPs and recomputed
-    FLOPs of the attention core (scores and context) of one layer, per GPU."""
+    """Forward time, backward time and selective-recompute time of the attention core (scores
+    and context) of one layer, per GPU."""
     heads = model.heads / p.tp
     d = float(model.head_size)
     tokens = p.micro_batch * p.seq_len / p.cp
@@ -94,7 +90,7 @@ def _attention_times(
         # the same share. FlashAttention's backward recomputes the scores: 2.5x forward FLOPs.
         flop = 2.0 * 2.0 * tokens * p.seq_len * heads * d * 0.5
         forward = flop / (dev.peak_bf16_flop_per_s * eff.flash_attention_frac)
-        return forward, 2.5 * forward, np.zeros_like(forward), flop, np.zeros_like(flop)
+        return forward, 2.5 * forward, np.zeros_like(forward)
     # Unfused (Megatron 2021-22): QK^T and AV as batched GEMMs over the full s x s square, then
     # scale-mask-softmax and dropout stream the scores through HBM.
     batch = p.micro_batch * heads
@@ -104,8 +100,7 @@ def _attention_times(
     scores = batch * s * p.seq_len
     elementwise = memory_bound_time_s(scores * eff.unfused_attention_bytes_per_score, dev, eff)
     forward = qk + av + elementwise
-    flop = 2.0 * 2.0 * tokens * p.seq_len * heads * d
-    return forward, 2.0 * forward, forward, flop, flop
+    return forward, 2.0 * forward, forward
 
 
 def _layer_times(
@@ -126,13 +121,12 @@ def _layer_times(
     ]
     fwd = np.zeros_like(tokens)
     bwd = np.zeros_like(tokens)
-    flop = np.zeros_like(tokens)
     for n_out, k_in in shapes:
         n_arr = np.asarray(n_out, dtype=np.float64) * np.ones_like(tokens)
         k_arr = np.asarray(k_in, dtype=np.float64) * np.ones_like(tokens)
         f, b = linear_time_s(tokens, n_arr, k_arr, dev, eff)
-        fwd, bwd, flop = fwd + f, bwd + b, flop + 2.0 * tokens * n_arr * k_arr
-    attn_f, attn_b, attn_re, attn_flop, attn_re_flop = _attention_times(model, p, dev, eff, stack)
+        fwd, bwd = fwd + f, bwd + b
+    attn_f, attn_b, attn_re = _attention_times(model, p, dev, eff, stack)
     norm_tokens = np.where(p.sequence_parallel > 0, tokens / tp, tokens)
     elem_bytes = (
         norm_tokens * hidden * stack.elementwise_bytes_per_hidden
@@ -167,8 +161,6 @@ def _layer_times(
         fwd_cp=cp_fwd,
         bwd_cp=cp_bwd,
         recompute=recompute,
-        recompute_flop=attn_re_flop,
-        fwd_flop=flop + attn_flop,
     )
 
 
@@ -203,14 +195,14 @@ def _cp_times(
 
 def _head_times(
     model: ModelSpec, p: PlanBatch, dev: Device, eff: Efficiency, stack: Stack
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Output layer (logits) and loss on the last stage: forward, backward, forward FLOPs."""
+) -> tuple[FloatArray, FloatArray]:
+    """Output layer (logits) and loss on the last stage: forward and backward time."""
     tokens = p.micro_batch * p.seq_len / p.cp
     vocab = model.vocab / p.tp
     one = np.ones_like(tokens)
     f, b = linear_time_s(tokens, vocab * one, model.hidden * one, dev, eff)
     loss = memory_bound_time_s(tokens * vocab * stack.loss_bytes_per_logit, dev, eff)
-    return f + loss / 3.0, b + loss * 2.0 / 3.0, 2.0 * tokens * vocab * model.hidden
+    return f + loss / 3.0, b + loss * 2.0 / 3.0
 
 
 def _stage_params(model: ModelSpec, p: PlanBatch) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -340,7 +332,7 @@ def step_model(
     lt = _layer_times(model, cluster, p, dev, eff, stack)
     layer_fwd = lt.fwd_compute + lt.fwd_tp + lt.fwd_cp
     layer_bwd = lt.bwd_compute + lt.bwd_tp + lt.bwd_cp + lt.recompute
-    head_f, head_b, head_flop = _head_times(model, p, dev, eff, stack)
+    head_f, head_b = _head_times(model, p, dev, eff, stack)
     stage_f = {
         "first": p.layers_first * layer_fwd,
         "middle": p.layers_middle * layer_fwd,
@@ -411,12 +403,15 @@ def step_model(
     num_gpus = p.tp * p.pp * p.dp * p.cp
     tokens_step = p.global_batch * p.seq_len
     model_rate = _model_flop_per_token(model, p) * tokens_step / step / num_gpus
-    layers = float(model.layers)
-    hw_fwd = (layers * lt.fwd_flop + head_flop) * p.tp * (tokens_step / tokens)
-    recomputed = np.where(
-        p.recompute == 2, lt.fwd_flop, np.where(p.recompute == 1, lt.recompute_flop, 0.0)
+    # Hardware FLOPs in the same convention plus what recomputation redoes (Korthikanti et al.
+    # 2022, Sec. 6: HFU counts the recomputed forward): full recompute redoes every layer's
+    # forward, selective only the attention core.
+    attention = counts.attention_flop_per_token(model, 1, causal_half=False) * p.seq_len
+    layer_fwd_flop = counts.matmul_flop_per_token(model) - 2.0 * model.hidden * model.vocab
+    redone = np.where(
+        p.recompute == 2, layer_fwd_flop + attention, np.where(p.recompute == 1, attention, 0.0)
     )
-    hw_rate = (3.0 * hw_fwd + layers * recomputed * p.tp * (tokens_step / tokens)) / step / num_gpus
+    hw_rate = model_rate + redone * tokens_step / step / num_gpus
     memory, total = _memory(model, p, eff, stack, micro_batches)
     peak = cluster.accelerator.peak_bf16_flop_per_s
     return StepArrays(

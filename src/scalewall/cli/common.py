@@ -1,0 +1,137 @@
+"""Options shared by the subcommands that take a model, a cluster and a plan."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from scalewall import catalog
+from scalewall.catalog.schema import ModelSpec
+from scalewall.cluster import resolve_cluster
+from scalewall.errors import ScalewallError, SpecError
+from scalewall.perf.assumptions import PRESETS, Stack, preset
+from scalewall.plan.plan import ParallelPlan
+from scalewall.plan.topology import Cluster
+from scalewall.workload.user import model_from_args
+
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--model", "-m", help="Catalog model id, a HuggingFace config.json, or a TOML file."
+    ),
+]
+ClusterOpt = Annotated[
+    str | None, typer.Option("--cluster", "-c", help="Catalog cluster id or a cluster TOML file.")
+]
+GpuOpt = Annotated[
+    str | None,
+    typer.Option("--gpu", help="Accelerator (or system) id, with --gpus, instead of --cluster."),
+]
+GpusOpt = Annotated[int | None, typer.Option("--gpus", "-n", help="Number of GPUs.")]
+StackOpt = Annotated[
+    str, typer.Option("--stack", help=f"Software-stack preset: {', '.join(PRESETS)}.")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+
+
+def load_model(spec: str) -> ModelSpec:
+    """A model from a catalog id, a HuggingFace config.json, or a TOML file."""
+    return model_from_args(spec)
+
+
+def load_cluster(cluster: str | None, gpu: str | None, gpus: int | None) -> Cluster:
+    return resolve_cluster(cluster, gpu=gpu, gpus=gpus)
+
+
+def load_stack(name: str) -> Stack:
+    return preset(name)
+
+
+def parse_sizes(text: str) -> list[int]:
+    """A comma-separated list of positive integers (``8,64,512``)."""
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise SpecError(
+            "sizes", text, "a comma-separated list of integers, e.g. 8,64,512"
+        ) from None
+    if not sizes or min(sizes) < 1:
+        raise SpecError("sizes", text, "positive integers")
+    return sizes
+
+
+def plan_from_options(
+    cluster: Cluster,
+    model: ModelSpec,
+    *,
+    tp: int,
+    pp: int,
+    dp: int | None,
+    cp: int,
+    ep: int,
+    vpp: int,
+    micro_batch: int,
+    global_batch: int,
+    seq_len: int,
+    recompute: str,
+    zero: int,
+    sequence_parallel: bool,
+    precision: str,
+) -> ParallelPlan:
+    """A plan from CLI flags; ``dp`` defaults to what fills the cluster."""
+    if tp < 1 or model.heads % tp:
+        divisors = [d for d in range(1, model.heads + 1) if model.heads % d == 0]
+        raise SpecError("tp", tp, f"must divide the {model.heads} heads: one of {divisors}")
+    if dp is None:
+        denom = tp * pp * cp
+        if cluster.num_gpus % denom:
+            raise SpecError(
+                "tp",
+                tp,
+                f"tp x pp x cp = {denom} must divide the cluster's {cluster.num_gpus} GPUs",
+            )
+        dp = cluster.num_gpus // denom
+    return ParallelPlan(
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        cp=cp,
+        ep=ep,
+        vpp=vpp,
+        micro_batch=micro_batch,
+        global_batch=global_batch,
+        seq_len=seq_len,
+        recompute=recompute,
+        zero=zero,
+        sequence_parallel=sequence_parallel,
+        precision=precision,
+    )
+
+
+def read_json_file(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except OSError as exc:
+        raise ScalewallError(f"{path}: cannot read: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise ScalewallError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+
+
+__all__ = [
+    "ClusterOpt",
+    "GpuOpt",
+    "GpusOpt",
+    "JsonOpt",
+    "ModelOpt",
+    "StackOpt",
+    "catalog",
+    "load_cluster",
+    "load_model",
+    "load_stack",
+    "parse_sizes",
+    "plan_from_options",
+    "read_json_file",
+]

@@ -1,0 +1,120 @@
+"""``scalewall estimate``: one plan's step time, throughput, MFU, memory and where time goes."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from scalewall.api import StepEstimate, estimate
+from scalewall.cli.common import (
+    ClusterOpt,
+    GpuOpt,
+    GpusOpt,
+    JsonOpt,
+    ModelOpt,
+    StackOpt,
+    load_cluster,
+    load_model,
+    load_stack,
+    plan_from_options,
+)
+from scalewall.cli.output import console, print_json
+from scalewall.units import GIB
+
+
+def estimate_json(result: StepEstimate) -> dict[str, object]:
+    """The documented ``--json`` object."""
+    data = result.to_dict()
+    data["limiter"] = result.limiter
+    return data
+
+
+def print_estimate(result: StepEstimate) -> None:
+    plan = result.plan
+    console.print(
+        f"[bold]{result.model}[/bold] on {result.cluster}: tp={plan.tp} pp={plan.pp} "
+        f"vpp={plan.vpp} dp={plan.dp} cp={plan.cp} micro-batch={plan.micro_batch} "
+        f"global-batch={plan.global_batch} seq={plan.seq_len} recompute={plan.recompute} "
+        f"zero={plan.zero} sp={plan.sequence_parallel} {plan.precision}"
+    )
+    head = Table(show_header=False)
+    head.add_row("step time", f"{result.step_time_s:.3f} s")
+    head.add_row("tokens/s", f"{result.tokens_per_s:,.0f}")
+    head.add_row("MFU / HFU", f"{result.mfu:.1%} / {result.hfu:.1%}")
+    head.add_row(
+        "TFLOP/s per GPU (model / hardware)",
+        f"{result.model_tflops_per_gpu:.1f} / {result.hardware_tflops_per_gpu:.1f}",
+    )
+    verdict = "fits" if result.fits else "[red]does NOT fit[/red]"
+    head.add_row(
+        "memory per GPU",
+        f"{result.memory_total_bytes / GIB:.1f} GiB of {result.hbm_bytes / GIB:.1f} GiB: {verdict}",
+    )
+    head.add_row("largest loss", result.limiter)
+    console.print(head)
+    parts = Table("step part", "seconds", "share")
+    for name, seconds in result.breakdown.items():
+        parts.add_row(name, f"{seconds:.4f}", f"{seconds / result.step_time_s:.1%}")
+    mem = Table("memory part", "GiB")
+    for name, value in result.memory.items():
+        mem.add_row(name, f"{value / GIB:.2f}")
+    console.print(parts)
+    console.print(mem)
+
+
+def estimate_command(
+    model: ModelOpt = "llama3-70b",
+    cluster: ClusterOpt = None,
+    gpu: GpuOpt = None,
+    gpus: GpusOpt = None,
+    tp: Annotated[int, typer.Option(help="Tensor-parallel width.")] = 8,
+    pp: Annotated[int, typer.Option(help="Pipeline stages.")] = 4,
+    vpp: Annotated[int, typer.Option(help="Virtual stages per pipeline rank.")] = 1,
+    dp: Annotated[int | None, typer.Option(help="Data-parallel replicas (default: fill).")] = None,
+    cp: Annotated[int, typer.Option(help="Context-parallel width.")] = 1,
+    ep: Annotated[int, typer.Option(help="Expert-parallel width (MoE).")] = 1,
+    micro_batch: Annotated[int, typer.Option(help="Sequences per micro-batch.")] = 1,
+    global_batch: Annotated[int, typer.Option(help="Sequences per step.")] = 512,
+    seq_len: Annotated[int, typer.Option(help="Sequence length in tokens.")] = 8192,
+    recompute: Annotated[str, typer.Option(help="none, selective or full.")] = "selective",
+    zero: Annotated[int, typer.Option(help="0 all-reduce, 1 distributed optimizer, 2, 3.")] = 1,
+    sequence_parallel: Annotated[
+        bool, typer.Option("--sequence-parallel/--no-sequence-parallel")
+    ] = True,
+    precision: Annotated[str, typer.Option(help="bf16, fp16 or fp8.")] = "bf16",
+    stack: StackOpt = "megatron-core",
+    as_json: JsonOpt = False,
+) -> None:
+    """Estimate one training step: time, tokens/s, MFU, memory and its breakdown."""
+    if cluster is None and gpu is None:
+        gpu, gpus = "h100-sxm-80gb", gpus or 1024
+    spec = load_model(model)
+    resolved = load_cluster(cluster, gpu, gpus)
+    plan = plan_from_options(
+        resolved,
+        spec,
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        cp=cp,
+        ep=ep,
+        vpp=vpp,
+        micro_batch=micro_batch,
+        global_batch=global_batch,
+        seq_len=seq_len,
+        recompute=recompute,
+        zero=zero,
+        sequence_parallel=sequence_parallel,
+        precision=precision,
+    )
+    result = estimate(spec, resolved, plan, stack=load_stack(stack))
+    if as_json:
+        print_json(estimate_json(result))
+    else:
+        print_estimate(result)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("estimate")(estimate_command)
