@@ -249,9 +249,13 @@ def _activation_bytes_per_layer(model: ModelSpec, p: PlanBatch, stack: Stack) ->
     return result
 
 
-def _memory(
+def memory_model(
     model: ModelSpec, p: PlanBatch, eff: Efficiency, stack: Stack, micro_batches: FloatArray
 ) -> tuple[dict[str, FloatArray], FloatArray]:
+    """Per-GPU memory by part on the most loaded pipeline stage (first or last), and the total.
+
+    Cheaper than the full step model: the search calls it to prune plans that do not fit.
+    """
     first_w, _, last_w = _stage_params(model, p)
     shard = p.dp * p.cp
     per_layer = _activation_bytes_per_layer(model, p, stack)
@@ -412,7 +416,7 @@ def step_model(
         p.recompute == 2, layer_fwd_flop + attention, np.where(p.recompute == 1, attention, 0.0)
     )
     hw_rate = model_rate + redone * tokens_step / step / num_gpus
-    memory, total = _memory(model, p, eff, stack, micro_batches)
+    memory, total = memory_model(model, p, eff, stack, micro_batches)
     peak = cluster.accelerator.peak_bf16_flop_per_s
     return StepArrays(
         step_time_s=step,
