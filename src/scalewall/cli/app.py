@@ -26,6 +26,8 @@ def _root() -> None:
 # One module per subcommand; each defines ``register(app)``.
 SUBCOMMANDS = [
     "scalewall.cli.catalog_cmd",
+    "scalewall.cli.simulate_cmd",
+    "scalewall.cli.fgd_cmd",
     "scalewall.cli.estimate_cmd",
     "scalewall.cli.validate_cmd",
     "scalewall.cli.probe_cmd",

@@ -114,10 +114,7 @@ def simulate(cluster: Cluster, jobs: JobTable | pd.DataFrame, *, queue: str = "f
     ``demand`` rescales arrival times to that offered load (share of the cluster's GPUs);
     ``config`` overrides every other knob. Same inputs and seed, byte-identical results.
     """
-    if isinstance(jobs, JobTable):
-        frame = jobs.to_frame()
-    else:
-        frame = jobs
+    frame = jobs.to_frame() if isinstance(jobs, JobTable) else jobs
     if demand is not None:
         frame = scale_demand(frame, cluster.total_gpus, demand)
     base = config or SimConfig()

@@ -1,0 +1,120 @@
+"""``scalewall simulate``: replay a trace on a cluster with a queueing and a placement policy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import typer
+from rich.progress import Progress
+
+from scalewall.cli.output import console, err_console, print_json
+from scalewall.errors import SpecError
+from scalewall.sched import api
+from scalewall.sched.duration import TierSlowdownModel
+from scalewall.sched.engine import FailureModel, SimConfig
+from scalewall.sched.metrics import SimResult
+
+
+def write_tables(tables: dict[str, pd.DataFrame], out: Path, fmt: str) -> list[Path]:
+    """Write each table as ``<name>.<fmt>`` under ``out``."""
+    if fmt not in ("parquet", "csv"):
+        raise SpecError("out-format", fmt, "parquet or csv")
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, table in tables.items():
+        path = out / f"{name}.{fmt}"
+        if fmt == "csv":
+            table.to_csv(path, index=False)
+        else:
+            table.to_parquet(path, index=False)
+        paths.append(path)
+    return paths
+
+
+def plot_replay(result: SimResult, path: Path) -> None:
+    """Utilisation, fragmentation and per-tenant GPUs over time, as one HTML file."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    ts = result.timeseries
+    days = ts["time_s"] / 86_400.0
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True,
+                        subplot_titles=("GPU allocation", "Free GPU capacity on partly used GPUs",
+                                        "GPUs per tenant"))
+    fig.add_trace(go.Scatter(x=days, y=ts["gpu_alloc_frac"], name="allocated"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=days, y=ts["partial_gpu_free_frac"], name="fragmented"), 2, 1)
+    for col in [c for c in ts.columns if c.startswith("gpus_")]:
+        fig.add_trace(go.Scatter(x=days, y=ts[col], name=col[5:], stackgroup="t"), row=3, col=1)
+    fig.update_xaxes(title_text="days", row=3, col=1)
+    fig.write_html(path, include_plotlyjs="cdn")
+
+
+def simulate_command(
+    trace: str = typer.Option("openb", "--trace", help="openb[:variant], synthetic:<Seren|Kalos>:"
+                              "<jobs>[:<days>], or a trace file."),
+    fmt: str = typer.Option("", "--format", help="Trace format: openb, philly, helios, acme, pai "
+                            "(default: from the file name)."),
+    cluster: str = typer.Option("openb", "--cluster", help="openb, or a node-list CSV (openb or "
+                                "PAI 2020 machine spec). Ignored with --nodes."),
+    nodes: int = typer.Option(0, "--nodes", help="Synthetic cluster: number of nodes."),
+    gpus_per_node: int = typer.Option(8, "--gpus-per-node"),
+    nodes_per_domain: int = typer.Option(1, "--nodes-per-domain",
+                                         help="Nodes per scale-up domain (18 for NVL72)."),
+    gpu_model: str = typer.Option("H100", "--gpu-model"),
+    queue: str = typer.Option("fifo", "--queue"),
+    placement: str = typer.Option("bestfit", "--placement"),
+    seed: int = typer.Option(0, "--seed"),
+    demand: float = typer.Option(0.0, "--demand", help="Rescale arrivals to this offered load "
+                                 "(share of the cluster's GPUs); 0 keeps the trace's times."),
+    failures: bool = typer.Option(False, "--failures/--no-failures", help="Inject node failures."),
+    failure_rate: float = typer.Option(6.50, "--failure-rate",
+                                       help="Failures per 1,000 node-days (Kokolis et al. 2024)."),
+    repair_hours: float = typer.Option(4.0, "--repair-hours"),
+    spare_nodes: int = typer.Option(0, "--spare-nodes"),
+    checkpoint_s: float = typer.Option(3600.0, "--checkpoint-interval-s"),
+    slowdown_per_tier: float = typer.Option(0.05, "--slowdown-per-tier",
+                                            help="Extra run time per topology tier crossed."),
+    sample_s: float = typer.Option(3600.0, "--sample-interval-s"),
+    skip_bad_rows: bool = typer.Option(False, "--skip-bad-rows",
+                                       help="Count and skip malformed trace rows."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    out: Path | None = typer.Option(None, "--out", help="Write jobs, timeseries, events here."),
+    out_format: str = typer.Option("parquet", "--out-format", help="parquet or csv"),
+    plot: Path | None = typer.Option(None, "--plot", help="Write an HTML plot here."),
+) -> None:
+    """Replay a trace: queueing delay, JCT, utilisation, fragmentation, per-tenant GPU-hours."""
+    read = api.load_trace(trace, fmt=fmt, skip_bad_rows=skip_bad_rows, seed=seed)
+    if nodes:
+        cl = api.synthetic_cluster(num_nodes=nodes, gpus_per_node=gpus_per_node,
+                                   nodes_per_domain=nodes_per_domain, gpu_model=gpu_model)
+    else:
+        cl = api.load_cluster(cluster, skip_bad_rows=skip_bad_rows)
+    failure_model = FailureModel(failures_per_1000_node_days=failure_rate,
+                                 repair_time_s=repair_hours * 3600.0,
+                                 spare_nodes=spare_nodes) if failures else None
+    config = SimConfig(checkpoint_interval_s=checkpoint_s, sample_interval_s=sample_s)
+    horizon = float(read.frame["submit_s"].max()) if len(read.frame) else 0.0
+    with Progress(console=err_console, transient=True, disable=as_json) as bar:
+        task = bar.add_task("simulating", total=max(horizon, 1.0))
+        result = api.simulate(
+            cl, read.frame, queue=queue, placement=placement, seed=seed,
+            demand=demand or None, failures=failure_model, config=config,
+            duration=TierSlowdownModel(slowdown_per_tier_frac=slowdown_per_tier),
+            progress=lambda t: bar.update(task, completed=min(t, horizon)))
+    summary = {**result.summary, "trace": read.source, "bad_rows_skipped": read.bad_rows,
+               "cluster": api.describe(cl)}
+    if out is not None:
+        write_tables({"jobs": result.jobs, "timeseries": result.timeseries,
+                      "events": result.events}, out, out_format)
+    if plot is not None:
+        plot_replay(result, plot)
+    if as_json:
+        print_json(summary)
+        return
+    for key, value in summary.items():
+        console.print(f"[bold]{key}[/bold]: {value}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("simulate")(simulate_command)
