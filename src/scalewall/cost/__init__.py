@@ -13,6 +13,7 @@ from scalewall.cost.hardware import (
     hardware,
     hardware_for_gpus,
     hardware_from_catalog,
+    hardware_from_cluster,
 )
 from scalewall.cost.opex import Opex, opex
 from scalewall.cost.power import PowerDraw, PowerModel, power_draw
@@ -23,7 +24,9 @@ from scalewall.cost.tco import (
     Throughput,
     TrainingCost,
     amortised_usd_per_s,
+    mfu_from_tokens,
     tco,
+    throughput_from_mfu,
     training_cost,
 )
 
@@ -52,11 +55,14 @@ __all__ = [
     "hardware",
     "hardware_for_gpus",
     "hardware_from_catalog",
+    "hardware_from_cluster",
     "load_prices",
+    "mfu_from_tokens",
     "network_bom",
     "opex",
     "port_split",
     "power_draw",
     "tco",
+    "throughput_from_mfu",
     "training_cost",
 ]

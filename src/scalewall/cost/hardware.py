@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from scalewall import catalog
 from scalewall.catalog import Accelerator, Fabric, Link, System
 from scalewall.errors import SpecError
+from scalewall.plan.topology import Cluster
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,3 +62,15 @@ def hardware_for_gpus(system_id: str, fabric_id: str, gpus: int) -> ClusterHardw
     if gpus < 1:
         raise SpecError("gpus", gpus, "at least one accelerator")
     return hardware(system_id, fabric_id, -(-gpus // per_node))
+
+
+def hardware_from_cluster(cluster: Cluster) -> ClusterHardware:
+    """The hardware of a resolved ``scalewall.cluster.Cluster`` (whole nodes)."""
+    return ClusterHardware(
+        name=cluster.name,
+        system=cluster.system,
+        accelerator=cluster.accelerator,
+        fabric=cluster.fabric,
+        link=cluster.link,
+        nodes=cluster.num_nodes,
+    )

@@ -36,8 +36,9 @@ class Throughput:
 
     tokens_per_s: float
     """Training tokens per second of the whole cluster while it runs (no failures)."""
-    mfu_frac: float
-    """Model FLOP utilisation against the accelerators' dense BF16 peak."""
+    mfu_frac: float | None = None
+    """Model FLOP utilisation against the accelerators' dense BF16 peak (None: unknown, no
+    cost per effective PFLOP-day)."""
     goodput_frac: float = 1.0
     """Share of calendar time that advances training (failures, restarts, checkpoints)."""
 
@@ -46,7 +47,7 @@ class Throughput:
             raise SpecError("tokens_per_s", self.tokens_per_s, "must be > 0")
         for name in ("mfu_frac", "goodput_frac"):
             value = getattr(self, name)
-            if not 0.0 < value <= 1.0:
+            if value is not None and not 0.0 < value <= 1.0:
                 raise SpecError(name, value, "a fraction in (0, 1]")
 
     @property
@@ -66,6 +67,26 @@ class TcoOptions:
     """None: size storage per accelerator from the price book."""
     power_model: PowerModel = field(default_factory=PowerModel)
     cabling: CablingRules = field(default_factory=CablingRules)
+
+
+def throughput_from_mfu(
+    hw: ClusterHardware, flop_per_token: float, mfu_frac: float, goodput_frac: float = 1.0
+) -> Throughput:
+    """Tokens/s that ``mfu_frac`` of the cluster's BF16 peak buys at ``flop_per_token`` model
+    FLOPs per trained token: T = MFU x peak x N / (FLOP per token)."""
+    if not flop_per_token > 0.0:
+        raise SpecError("flop_per_token", flop_per_token, "must be > 0")
+    if not 0.0 < mfu_frac <= 1.0:
+        raise SpecError("mfu_frac", mfu_frac, "a fraction in (0, 1]")
+    peak = hw.accelerator.peak_bf16_flop_per_s * hw.gpus
+    return Throughput(
+        tokens_per_s=mfu_frac * peak / flop_per_token, mfu_frac=mfu_frac, goodput_frac=goodput_frac
+    )
+
+
+def mfu_from_tokens(hw: ClusterHardware, flop_per_token: float, tokens_per_s: float) -> float:
+    """MFU implied by a measured throughput: tokens/s x FLOP per token / (peak x N)."""
+    return tokens_per_s * flop_per_token / (hw.accelerator.peak_bf16_flop_per_s * hw.gpus)
 
 
 def amortised_usd_per_s(capex_usd: float, lifetime_s: float, rate_per_s: float) -> float:
@@ -164,9 +185,10 @@ def tco(
     rental_gpu_s = rental[1].usd_per_gpu_s if rental else None
     eff_flop = eff_tokens = None
     if throughput is not None:
-        peak = hw.accelerator.peak_bf16_flop_per_s
-        eff_flop = throughput.mfu_frac * peak * hw.gpus * throughput.goodput_frac
         eff_tokens = throughput.effective_tokens_per_s
+        if throughput.mfu_frac is not None:
+            peak = hw.accelerator.peak_bf16_flop_per_s
+            eff_flop = throughput.mfu_frac * peak * hw.gpus * throughput.goodput_frac
     return Tco(
         cluster=hw.name,
         accelerator=hw.accelerator.id,

@@ -1,0 +1,201 @@
+"""``scalewall cost``: capex, opex, network bill of materials and cost per token of a cluster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from scalewall import catalog
+from scalewall.cli.output import console, print_json
+from scalewall.cluster import resolve_cluster
+from scalewall.cost import (
+    ClusterHardware,
+    PriceBook,
+    Tco,
+    TcoOptions,
+    Throughput,
+    TrainingCost,
+    hardware_from_cluster,
+    load_prices,
+    mfu_from_tokens,
+    tco,
+    throughput_from_mfu,
+    training_cost,
+)
+from scalewall.errors import SpecError
+from scalewall.units import DAY_S
+from scalewall.workload import model_flop_per_token
+
+DEFAULT_CLUSTER = "dgx-h100-superpod-1024"
+J_PER_MWH = 3.6e9
+YEAR_S = 365.25 * DAY_S
+PRETRAIN_SEQ_LEN = 8192
+"""Default cap on the sequence length for FLOPs per token: pre-training runs at shorter
+sequences than the context a model finally supports (Llama 3 pre-trains at 8,192 tokens before
+its long-context stage; arXiv 2407.21783, Sec. 3.4)."""
+
+
+def _hardware(cluster: str, gpu: str, gpus: int) -> ClusterHardware:
+    if gpu and cluster:
+        raise SpecError("gpu", gpu, "give either --cluster or --gpu, not both")
+    if gpu:
+        return hardware_from_cluster(resolve_cluster(gpu=gpu, gpus=gpus or None))
+    return hardware_from_cluster(resolve_cluster(cluster or DEFAULT_CLUSTER, gpus=gpus or None))
+
+
+def _throughput(
+    hw: ClusterHardware, model: str, seq_len: int, tokens_per_s: float, mfu: float, goodput: float
+) -> Throughput | None:
+    """From --tokens-per-s (MFU from --model if given), or from --model and --mfu."""
+    flop = 0.0
+    if model:
+        spec = catalog.model(model)
+        flop = model_flop_per_token(spec, seq_len or min(spec.max_seq_len, PRETRAIN_SEQ_LEN))
+    if tokens_per_s > 0.0:
+        mfu_frac = mfu or (mfu_from_tokens(hw, flop, tokens_per_s) if flop else None)
+        return Throughput(tokens_per_s=tokens_per_s, mfu_frac=mfu_frac, goodput_frac=goodput)
+    if mfu > 0.0:
+        if not flop:
+            raise SpecError("model", None, "--mfu without --tokens-per-s needs --model")
+        return throughput_from_mfu(hw, flop, mfu, goodput)
+    return None
+
+
+def _money(usd: float | None) -> str:
+    if usd is None:
+        return "-"
+    if abs(usd) >= 1e6:
+        return f"${usd / 1e6:,.2f}M"
+    return f"${usd:,.2f}"
+
+
+def _summary_rows(t: Tco, run: TrainingCost | None) -> list[tuple[str, str]]:
+    rows = [
+        ("cluster", f"{t.cluster}: {t.gpus:,} x {t.accelerator} in {t.nodes:,} nodes"),
+        (
+            "network",
+            f"{t.bom.fabric}, {t.bom.switch_tiers} switch tiers, "
+            f"{t.bom.switches:,} switches, {t.bom.transceivers:,} transceivers",
+        ),
+        (
+            "power",
+            f"{t.power.it_capacity_w / 1e6:,.2f} MW IT installed, "
+            f"{t.power.facility_w / 1e6:,.2f} MW average at the meter (PUE {t.power.pue})",
+        ),
+        ("capex", _money(t.capex.total_usd)),
+        ("opex per year", _money(t.opex.total_usd_per_s * YEAR_S)),
+        ("owned, per GPU-hour", _money(t.usd_per_gpu_hour)),
+        ("rented, per GPU-hour", _money(t.rental_usd_per_gpu_hour)),
+        ("per effective PFLOP-day", _money(t.usd_per_effective_pflop_day)),
+        (
+            "per million tokens (owned / rented)",
+            f"{_money(t.usd_per_million_tokens)} / {_money(t.rental_usd_per_million_tokens)}",
+        ),
+    ]
+    if run is not None:
+        rows += [
+            (f"train {run.token_budget:.3g} tokens", f"{run.calendar_s / DAY_S:,.1f} days"),
+            ("  cost owned / rented", f"{_money(run.owned_usd)} / {_money(run.rental_usd)}"),
+            ("  energy at the meter", f"{run.energy_j / J_PER_MWH:,.0f} MWh"),
+        ]
+    return rows
+
+
+def _print(t: Tco, run: TrainingCost | None, prices: PriceBook) -> None:
+    table = Table(title="cost", show_header=False)
+    for key, value in _summary_rows(t, run):
+        table.add_row(key, value)
+    console.print(table)
+    bom = Table(title="network bill of materials")
+    for col in ("tier", "switches", "links", "medium", "transceivers", "cables"):
+        bom.add_column(col)
+    for tier in t.bom.tiers:
+        cables = tier.fiber_cables + tier.dac_cables
+        bom.add_row(
+            tier.name,
+            f"{tier.switches:,}",
+            f"{tier.links:,}",
+            tier.medium,
+            f"{tier.transceivers:,}",
+            f"{cables:,}",
+        )
+    console.print(bom)
+    cap = Table(title="capex and amortisation")
+    for col in ("category", "capex", "per year"):
+        cap.add_column(col)
+    for category, per_s in t.amortised_usd_per_s.items():
+        cap.add_row(category, _money(t.capex.category_usd(category)), _money(per_s * YEAR_S))
+    console.print(cap)
+    estimates = int(prices.table()["estimate"].sum())
+    console.print(
+        f"{estimates} of the prices used are public estimates: scalewall cost "
+        "--list-prices shows every source and date; --prices FILE overrides."
+    )
+
+
+def _print_prices(prices: PriceBook, as_json: bool) -> None:
+    frame = prices.table()
+    if as_json:
+        print_json({"files": list(prices.files), "prices": frame.to_dict(orient="records")})
+        return
+    table = Table(title="prices")
+    for col in ("section", "key", "values", "date", "estimate", "source"):
+        table.add_column(col, overflow="fold")
+    for row in frame.to_dict(orient="records"):
+        values = ", ".join(
+            f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in row["values"].items()
+        )
+        table.add_row(
+            str(row["section"]),
+            str(row["key"]),
+            values,
+            str(row["date"]),
+            "yes" if row["estimate"] else "",
+            str(row["source"]),
+        )
+    console.print(table)
+
+
+def cost_command(
+    cluster: str = typer.Option(
+        "", help=f"Catalog cluster id or cluster TOML (default {DEFAULT_CLUSTER})."
+    ),
+    gpu: str = typer.Option("", help="Accelerator or system id, sized by --gpus."),
+    gpus: int = typer.Option(0, help="Accelerators (with --cluster: resize its design)."),
+    prices: list[Path] = typer.Option([], "--prices", help="Price TOML overriding built-ins."),
+    facility: str = typer.Option("owned", help="owned (build, amortise) or colocation (rent)."),
+    utilisation: float = typer.Option(1.0, help="Average accelerator load for power, 0..1."),
+    tokens_per_s: float = typer.Option(0.0, help="Training tokens/s of the whole cluster."),
+    model: str = typer.Option("", help="Catalog model: gives FLOPs per token for MFU."),
+    seq_len: int = typer.Option(
+        0, help=f"Sequence length for FLOPs per token (0: model's, at most {PRETRAIN_SEQ_LEN})."
+    ),
+    mfu: float = typer.Option(0.0, help="Model FLOP utilisation, 0..1."),
+    goodput: float = typer.Option(1.0, help="Share of calendar time that trains, 0..1."),
+    tokens: float = typer.Option(0.0, help="Token budget to train, e.g. 15e12."),
+    list_prices: bool = typer.Option(False, "--list-prices", help="Show every price."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Price a cluster: capex, opex, network BOM, cost per GPU-hour and per token."""
+    book = load_prices(prices)
+    if list_prices:
+        _print_prices(book, as_json)
+        return
+    hw = _hardware(cluster, gpu, gpus)
+    throughput = _throughput(hw, model, seq_len, tokens_per_s, mfu, goodput)
+    options = TcoOptions(facility=facility, utilisation_frac=utilisation)
+    result = tco(hw, book, throughput, options)
+    run = training_cost(result, tokens) if tokens else None
+    if as_json:
+        out: dict[str, Any] = {"tco": result.to_dict(), "price_files": list(book.files)}
+        out["training"] = run.to_dict() if run else None
+        print_json(out)
+        return
+    _print(result, run, book)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("cost")(cost_command)
