@@ -80,3 +80,11 @@ def test_unpriced_hardware_says_how_to_price_it(run_cli: Any) -> None:
     result = run_cli("cost", "--cluster", "deepseek-v3-2048")
     assert result.returncode == 2
     assert "[servers.hgx-h800]" in result.stderr and "--prices" in result.stderr
+
+
+def test_list_prices_shows_sources_and_dates(run_cli: Any) -> None:
+    result = run_cli("cost", "--list-prices", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["prices"]
+    assert all(row["source"] and row["date"] for row in rows)
+    assert {"servers", "switches", "optics", "rentals", "rates"} <= {r["section"] for r in rows}

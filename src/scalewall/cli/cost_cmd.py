@@ -8,9 +8,16 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from scalewall import catalog
+from scalewall.cli.common import (
+    ClusterOpt,
+    GpuOpt,
+    GpusOpt,
+    JsonOpt,
+    ModelOpt,
+    load_cluster,
+    load_model,
+)
 from scalewall.cli.output import console, print_json
-from scalewall.cluster import resolve_cluster
 from scalewall.cost import (
     ClusterHardware,
     PriceBook,
@@ -38,12 +45,12 @@ sequences than the context a model finally supports (Llama 3 pre-trains at 8,192
 its long-context stage; arXiv 2407.21783, Sec. 3.4)."""
 
 
-def _hardware(cluster: str, gpu: str, gpus: int) -> ClusterHardware:
+def _hardware(cluster: str | None, gpu: str | None, gpus: int | None) -> ClusterHardware:
     if gpu and cluster:
         raise SpecError("gpu", gpu, "give either --cluster or --gpu, not both")
-    if gpu:
-        return hardware_from_cluster(resolve_cluster(gpu=gpu, gpus=gpus or None))
-    return hardware_from_cluster(resolve_cluster(cluster or DEFAULT_CLUSTER, gpus=gpus or None))
+    if not gpu:
+        cluster = cluster or DEFAULT_CLUSTER
+    return hardware_from_cluster(load_cluster(cluster, gpu, gpus))
 
 
 def _throughput(
@@ -52,7 +59,7 @@ def _throughput(
     """From --tokens-per-s (MFU from --model if given), or from --model and --mfu."""
     flop = 0.0
     if model:
-        spec = catalog.model(model)
+        spec = load_model(model)
         flop = model_flop_per_token(spec, seq_len or min(spec.max_seq_len, PRETRAIN_SEQ_LEN))
     if tokens_per_s > 0.0:
         mfu_frac = mfu or (mfu_from_tokens(hw, flop, tokens_per_s) if flop else None)
@@ -160,16 +167,14 @@ def _print_prices(prices: PriceBook, as_json: bool) -> None:
 
 
 def cost_command(
-    cluster: str = typer.Option(
-        "", help=f"Catalog cluster id or cluster TOML (default {DEFAULT_CLUSTER})."
-    ),
-    gpu: str = typer.Option("", help="Accelerator or system id, sized by --gpus."),
-    gpus: int = typer.Option(0, help="Accelerators (with --cluster: resize its design)."),
+    cluster: ClusterOpt = None,
+    gpu: GpuOpt = None,
+    gpus: GpusOpt = None,
     prices: list[Path] = typer.Option([], "--prices", help="Price TOML overriding built-ins."),
     facility: str = typer.Option("owned", help="owned (build, amortise) or colocation (rent)."),
     utilisation: float = typer.Option(1.0, help="Average accelerator load for power, 0..1."),
     tokens_per_s: float = typer.Option(0.0, help="Training tokens/s of the whole cluster."),
-    model: str = typer.Option("", help="Catalog model: gives FLOPs per token for MFU."),
+    model: ModelOpt = "",
     seq_len: int = typer.Option(
         0, help=f"Sequence length for FLOPs per token (0: model's, at most {PRETRAIN_SEQ_LEN})."
     ),
@@ -177,9 +182,11 @@ def cost_command(
     goodput: float = typer.Option(1.0, help="Share of calendar time that trains, 0..1."),
     tokens: float = typer.Option(0.0, help="Token budget to train, e.g. 15e12."),
     list_prices: bool = typer.Option(False, "--list-prices", help="Show every price."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: JsonOpt = False,
 ) -> None:
-    """Price a cluster: capex, opex, network BOM, cost per GPU-hour and per token."""
+    """Price a cluster (default: the 1,024-GPU DGX H100 SuperPOD): capex, opex, network bill of
+    materials, cost per GPU-hour, per effective PFLOP-day and per million tokens. A model
+    (--model) with --mfu or --tokens-per-s gives the per-token figures; --tokens a budget."""
     book = load_prices(prices)
     if list_prices:
         _print_prices(book, as_json)
