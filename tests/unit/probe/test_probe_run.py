@@ -1,10 +1,7 @@
-"""The probe kit end to end on CPU: one process in-process, and two gloo ranks via spawn."""
+"""The probe kit on CPU in one process (two gloo ranks under torchrun: tests/cli)."""
 
 from __future__ import annotations
 
-import dataclasses
-import os
-import socket
 import sys
 from pathlib import Path
 
@@ -71,46 +68,3 @@ def test_single_process_compute_parts(tmp_path: Path, monkeypatch: pytest.Monkey
             assert r.flop_per_s == pytest.approx(gemm_flop(*r.shape) / r.time_s)
     assert m.machine.device_type == "cpu" and m.versions.torch == torch.__version__
     assert read_measurements(write_measurements(m, tmp_path / "m.jsonl")) == m
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _worker(rank: int, world: int, port: int, out_dir: str) -> None:
-    os.environ.update(
-        RANK=str(rank),
-        WORLD_SIZE=str(world),
-        LOCAL_RANK=str(rank),
-        LOCAL_WORLD_SIZE=str(world),
-        MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(port),
-    )
-    from scalewall.probe import run_probe
-
-    config = quick_config(parts=("gemm", "collectives"), compute_on_all_ranks=True, timeout_s=60.0)
-    m = run_probe(config, device="cpu")
-    write_measurements(m, Path(out_dir) / f"rank{rank}.jsonl")
-
-
-def test_two_gloo_ranks(tmp_path: Path) -> None:
-    import torch.multiprocessing as mp
-
-    mp.spawn(_worker, args=(2, _free_port(), str(tmp_path)), nprocs=2, join=True)
-    m0 = read_measurements(tmp_path / "rank0.jsonl")
-    m1 = read_measurements(tmp_path / "rank1.jsonl")
-    assert dataclasses.replace(m0, created_utc="") == dataclasses.replace(m1, created_utc="")
-    assert m0.machine.world_size == 2 and m0.machine.backend == "gloo"
-    gemm = m0.of_kind("gemm")
-    assert sorted({r.rank for r in gemm}) == [0, 1]  # --all-ranks gathers both
-    config = quick_config()
-    for kind in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all"):
-        recs = m0.of_kind(kind)
-        assert len(recs) == len(config.message_sizes_bytes()), (kind, m0.notes)
-        for r in recs:
-            assert r.group_size == 2 and r.num_nodes == 1
-            assert r.bytes_per_s == pytest.approx(r.size_bytes / r.time_s)
-            factor = 1.0 if kind == "all_reduce" else 0.5  # 2(n-1)/n and (n-1)/n at n=2
-            assert r.busbw_bytes_per_s == pytest.approx(r.bytes_per_s * factor)
