@@ -117,6 +117,7 @@ def probe_command(
     max_bytes: str = typer.Option("", help="Largest collective message, e.g. 1G."),
     step_factor: int | None = typer.Option(None, help="Message size multiplier per step."),
     group_size: list[int] = typer.Option([], help="Collective group size; repeat for more."),
+    collective_dtype: str = typer.Option("", help="Collective element type: fp32, bf16, fp16."),
     iters: int | None = typer.Option(None, help="Operations per timed repeat."),
     warmup: int | None = typer.Option(None, help="Untimed warm-up operations."),
     repeats: int | None = typer.Option(None, help="Timed repeats (median is kept)."),
@@ -146,6 +147,8 @@ def probe_command(
         repeats=repeats,
     )
     overrides["compute_on_all_ranks"] = all_ranks
+    if collective_dtype:
+        overrides["collective_dtype"] = collective_dtype
     config = _config(device_type, quick, overrides)
     rank0 = os.environ.get("RANK", "0") == "0"
     command = shlex.join(["scalewall", *sys.argv[1:]])
@@ -217,7 +220,7 @@ def summary_rows(m: Measurements) -> list[dict[str, Any]]:
         best_bytes_per_s=("bytes_per_s", "max"),
         best_busbw_bytes_per_s=("busbw_bytes_per_s", "max"),
     ).reset_index()
-    return [dict(row) for row in table.to_dict(orient="records")]
+    return [{str(k): v for k, v in row.items()} for row in table.to_dict(orient="records")]
 
 
 def _best(row: dict[str, Any]) -> str:

@@ -16,6 +16,8 @@ from scalewall.units import GIB, KIB, MIB
 PARTS = ("gemm", "attention", "hbm", "collectives")
 #: Collectives the probe runs (broadcast and reduce are not used by training plans).
 PROBE_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
+#: Element types a collective may use here (gloo has no fp8 reductions).
+COLLECTIVE_DTYPES = ("fp32", "bf16", "fp16")
 #: dtype names of measurements files -> torch attribute names.
 TORCH_DTYPES = {
     "fp32": "float32",
@@ -128,8 +130,9 @@ def check_config(config: ProbeConfig) -> ProbeConfig:
         for dtype in getattr(config, name):
             if dtype not in TORCH_DTYPES:
                 raise SpecError(name, dtype, f"valid: {', '.join(TORCH_DTYPES)}")
-    if config.collective_dtype not in TORCH_DTYPES:
-        raise SpecError("collective_dtype", config.collective_dtype, "valid: fp32, bf16, fp16")
+    if config.collective_dtype not in COLLECTIVE_DTYPES:
+        valid = ", ".join(COLLECTIVE_DTYPES)
+        raise SpecError("collective_dtype", config.collective_dtype, f"valid: {valid}")
     _check_counts(config)
     return config
 

@@ -17,7 +17,7 @@ import types
 import typing
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.probe.busbw import COLLECTIVE_KINDS
@@ -34,6 +34,9 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     **{kind: ("out_of_place", "in_place") for kind in COLLECTIVE_KINDS},
 }
 SOURCES = ("probe", "nccl-tests")
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 T = TypeVar("T")
 
@@ -136,7 +139,7 @@ class Measurements:
         """The records of one kind, in file order."""
         return tuple(r for r in self.records if r.kind == kind)
 
-    def to_frame(self) -> Any:
+    def to_frame(self) -> pd.DataFrame:
         """The records as a pandas DataFrame, one row per record, columns as in ``Record``."""
         import pandas as pd
 

@@ -104,7 +104,9 @@ def start(device: str = "auto", timeout_s: float = 600.0) -> Context:
         owns = True
     if world > 1:
         backend = str(dist.get_backend())
-        objects = dist.new_group(backend="gloo") if backend != "gloo" else dist.group.WORLD
+        timeout = dt.timedelta(seconds=timeout_s)
+        gloo = backend == "gloo"
+        objects = dist.group.WORLD if gloo else dist.new_group(backend="gloo", timeout=timeout)
     else:
         backend, objects = "", None
     return Context(

@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scalewall.errors import SpecError
-from scalewall.probe import parse_nccl_tests, read_nccl_tests
+from scalewall.probe import bus_bandwidth_factor, parse_nccl_tests, read_nccl_tests
 from scalewall.probe.nccl_tests import _nccl_code_version
 
 GB = 1e9
@@ -106,3 +108,46 @@ def test_no_rows_is_an_error() -> None:
 def test_nccl_version_codes() -> None:
     assert _nccl_code_version(22105) == "2.21.5"
     assert _nccl_code_version(2708) == "2.7.8"
+
+
+HEADER = (
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+    "     time   algbw   busbw #wrong"
+)
+PROGRAM = {
+    "all_reduce": "all_reduce_perf",
+    "all_gather": "all_gather_perf",
+    "reduce_scatter": "reduce_scatter_perf",
+    "all_to_all": "alltoall_perf",
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    kind=st.sampled_from(sorted(PROGRAM)),
+    n=st.integers(1, 64),
+    rows=st.lists(
+        st.tuples(st.integers(1, 2**34), st.floats(1.0, 1e7, allow_nan=False)),
+        min_size=1,
+        max_size=8,
+    ),
+)
+def test_any_wellformed_table_parses(kind: str, n: int, rows: list[tuple[int, float]]) -> None:
+    lines = [f"# Collective test starting: {PROGRAM[kind]}", "# Using devices"]
+    lines += [
+        f"#  Rank {r:2d} Group  0 Pid {100 + r} on host{r // 8} device {r % 8} [0x1{r % 8}] GPU"
+        for r in range(n)
+    ]
+    lines.append(HEADER)
+    for size, t_us in rows:
+        group = f"{t_us:.2f} 1.00 1.00 0"
+        lines.append(f"{size} {size // 4} float sum -1 {group} {group}")
+    m = parse_nccl_tests(lines, "generated.txt")
+    assert len(m.records) == 2 * len(rows)
+    assert m.machine.num_nodes == (n - 1) // 8 + 1
+    for rec, (size, t_us) in zip(m.records[::2], rows, strict=True):
+        assert rec.kind == kind and rec.group_size == n and rec.size_bytes == size
+        assert rec.time_s == pytest.approx(float(f"{t_us:.2f}") * 1e-6, rel=1e-12)
+        assert rec.busbw_bytes_per_s == pytest.approx(
+            rec.bytes_per_s * bus_bandwidth_factor(kind, n), rel=1e-12
+        )

@@ -39,6 +39,8 @@ def test_bad_config_is_a_spec_error() -> None:
         check_config(quick_config(parts=("gemm", "fft")))
     with pytest.raises(SpecError, match="iters"):
         check_config(quick_config(iters=0))
+    with pytest.raises(SpecError, match="collective_dtype"):
+        check_config(quick_config(collective_dtype="fp8_e4m3"))
     with pytest.raises(SpecError, match="gemm_dtypes"):
         check_config(quick_config(gemm_dtypes=("fp7",)))
 
