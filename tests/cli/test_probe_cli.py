@@ -146,3 +146,23 @@ def test_torchrun_two_cpu_ranks_end_to_end(tmp_path: Path) -> None:
             assert r.bytes_per_s == pytest.approx(r.size_bytes / r.time_s)
             factor = 1.0 if kind == "all_reduce" else 0.5  # 2(n-1)/n and (n-1)/n at n=2
             assert r.busbw_bytes_per_s == pytest.approx(r.bytes_per_s * factor)
+
+
+def test_option_parsers() -> None:
+    from scalewall.cli.probe_cmd import parse_bytes, parse_shape
+    from scalewall.errors import SpecError
+
+    assert parse_bytes("--max-bytes", "4096") == 4096
+    assert parse_bytes("--max-bytes", "64K") == 65536
+    assert parse_bytes("--max-bytes", "1GiB") == 2**30
+    assert parse_shape("--gemm-shape", "8x16x32", 3, "MxNxK") == (8, 16, 32)
+    with pytest.raises(SpecError, match="--max-bytes"):
+        parse_bytes("--max-bytes", "lots")
+    with pytest.raises(SpecError, match="--gemm-shape"):
+        parse_shape("--gemm-shape", "8x0x32", 3, "MxNxK")
+
+
+def test_show_works_without_torch() -> None:
+    result = run_cli("probe", "show", str(DATA / "alltoall_perf_8xh100.txt"), block_torch=True)
+    assert result.returncode == 0, result.stderr
+    assert "all_to_all" in result.stdout

@@ -170,9 +170,7 @@ def probe_command(
 def import_nccl_command(
     logs: list[Path] = typer.Argument(..., help="nccl-tests output files (all_reduce_perf ...)."),
     out: Path = typer.Option(Path("measurements.jsonl"), "--out", "-o", help="File to write."),
-    kind: str = typer.Option(
-        "", help=f"If the logs do not say: {', '.join(PROGRAMS.values())}."
-    ),
+    kind: str = typer.Option("", help=f"If the logs do not say: {', '.join(PROGRAMS.values())}."),
     group_size: int | None = typer.Option(None, help="Ranks, if the logs list none."),
 ) -> None:
     """Import nccl-tests text output into one measurements file."""

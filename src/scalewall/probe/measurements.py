@@ -372,7 +372,10 @@ def write_measurements(m: Measurements, path: str | Path) -> Path:
     for i, record in enumerate(m.records, start=2):
         check_record(record, where=f"record for line {i}")
     p = Path(path)
-    p.write_text("\n".join(measurements_lines(m)) + "\n", encoding="utf-8")
+    try:
+        p.write_text("\n".join(measurements_lines(m)) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise ScalewallError(f"{p}: cannot write: {exc.strerror}") from None
     return p
 
 

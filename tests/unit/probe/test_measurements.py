@@ -219,3 +219,8 @@ def test_any_valid_file_round_trips(items: list[Record]) -> None:
     from scalewall.probe.measurements import measurements_lines
 
     assert parse_measurements(measurements_lines(m), "mem") == m
+
+
+def test_unwritable_path_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ScalewallError, match="cannot write"):
+        write_measurements(_sample((GEMM,)), tmp_path / "no-such-dir" / "m.jsonl")
