@@ -1,0 +1,379 @@
+"""``search``: enumerate every valid plan, drop those that do not fit, rank the rest.
+
+The step model runs once over all plans that fit (in chunks of ``chunk_rows`` to bound memory);
+the memory model, about 30 times cheaper, prunes first. Results carry the top K plans with
+their breakdown and one line saying what limits each, the counts of plans enumerated, pruned
+and evaluated, and the sorted scores of all feasible plans so any plan's rank can be found.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from scalewall.catalog.schema import ModelSpec
+from scalewall.cluster import resolve_cluster
+from scalewall.errors import SpecError
+from scalewall.perf.assumptions import Efficiency, Stack, preset
+from scalewall.perf.batch import PlanBatch
+from scalewall.perf.step import memory_model, step_model
+from scalewall.plan.plan import ParallelPlan
+from scalewall.plan.topology import Cluster
+from scalewall.search.objective import DEFAULT_TOKEN_BUDGET, Objective, ObjectiveContext, objective
+from scalewall.search.space import SearchSpace, enumerate_plans
+from scalewall.units import GIB
+from scalewall.workload.user import model_from_args
+
+FloatArray = NDArray[np.float64]
+
+DEFAULT_SEQ_LEN = 8192
+"""Sequence length when none is given (capped by the model's context): Llama 3's pre-training
+length (arXiv 2407.21783, Sec. 3.4.1)."""
+DEFAULT_GLOBAL_BATCH_TOKENS = 16 * 2**20
+"""Tokens per optimizer step when no batch is given: Llama 3 405B's 16M tokens per step
+(arXiv 2407.21783, Sec. 3.4.1: 2,048 sequences of 8,192 tokens)."""
+CHUNK_ROWS = 2**18
+"""Plans per step-model call: bounds the temporaries (about 100 arrays of this length)."""
+MEMORY_WARN_FRAC = 0.95
+"""A plan using more of the HBM than this is called memory-bound in its limiter line."""
+
+PART_LABELS = {
+    "compute": "compute",
+    "recompute": "activation recomputation",
+    "tp_comm": "exposed TP communication",
+    "cp_comm": "exposed CP communication",
+    "pp_comm": "exposed pipeline sends",
+    "pipeline_bubble": "pipeline bubble",
+    "dp_comm": "exposed DP communication",
+    "optimizer": "optimizer step",
+    "straggler": "stragglers",
+    "other": "fixed step overhead",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankedPlan:
+    """One plan of the top K with its prediction."""
+
+    rank: int
+    plan: ParallelPlan
+    score: float
+    objective_value: float
+    """The score in the objective's unit (tokens/s, days, ...)."""
+    step_time_s: float
+    tokens_per_s: float
+    mfu: float
+    hfu: float
+    memory_total_bytes: float
+    hbm_bytes: float
+    breakdown: dict[str, float]
+    """Seconds per step by part; the parts add up to ``step_time_s``."""
+    limiter: str
+    """The largest part of the step other than compute."""
+    limit_line: str
+    """One line saying what limits the plan."""
+
+    def to_dict(self) -> dict[str, Any]:
+        plan = {k: getattr(self.plan, k) for k in self.plan.__dataclass_fields__}
+        return {
+            "rank": self.rank,
+            "plan": plan,
+            "score": self.score,
+            "objective_value": self.objective_value,
+            "step_time_s": self.step_time_s,
+            "tokens_per_s": self.tokens_per_s,
+            "mfu": self.mfu,
+            "hfu": self.hfu,
+            "memory_total_bytes": self.memory_total_bytes,
+            "hbm_bytes": self.hbm_bytes,
+            "breakdown_s": self.breakdown,
+            "limiter": self.limiter,
+            "limit_line": self.limit_line,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchCounts:
+    enumerated: int
+    """Valid plans generated."""
+    pruned_memory: int
+    """Plans dropped because they do not fit in HBM."""
+    evaluated: int
+    """Plans passed through the step model."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchResult:
+    """What a search found; ``top`` is empty when no plan fits (``reason`` says why)."""
+
+    model: str
+    cluster: str
+    num_gpus: int
+    global_batch: int
+    """Sequences per step."""
+    seq_len: int
+    objective: str
+    objective_unit: str
+    counts: SearchCounts
+    top: tuple[RankedPlan, ...]
+    elapsed_s: float
+    reason: str = ""
+    scores: FloatArray = field(default_factory=lambda: np.zeros(0), compare=False, repr=False)
+    """Scores of every feasible plan, best first."""
+
+    @property
+    def best(self) -> RankedPlan | None:
+        return self.top[0] if self.top else None
+
+    @property
+    def plans_per_s(self) -> float:
+        return self.counts.evaluated / self.elapsed_s if self.elapsed_s > 0 else float("inf")
+
+    def rank_of(self, score: float) -> int:
+        """1 + the number of feasible plans that score strictly better than ``score``."""
+        return 1 + int(np.count_nonzero(self.scores > score))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "cluster": self.cluster,
+            "num_gpus": self.num_gpus,
+            "global_batch": self.global_batch,
+            "global_batch_tokens": self.global_batch * self.seq_len,
+            "seq_len": self.seq_len,
+            "objective": self.objective,
+            "objective_unit": self.objective_unit,
+            "counts": {
+                "enumerated": self.counts.enumerated,
+                "pruned_memory": self.counts.pruned_memory,
+                "evaluated": self.counts.evaluated,
+            },
+            "elapsed_s": self.elapsed_s,
+            "reason": self.reason,
+            "top": [r.to_dict() for r in self.top],
+        }
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per top plan: plan fields, metrics and the breakdown (``<part>_s``)."""
+        rows = []
+        for r in self.top:
+            row: dict[str, Any] = {"rank": r.rank}
+            row.update({k: getattr(r.plan, k) for k in r.plan.__dataclass_fields__})
+            row.update(
+                objective_value=r.objective_value,
+                step_time_s=r.step_time_s,
+                tokens_per_s=r.tokens_per_s,
+                mfu=r.mfu,
+                hfu=r.hfu,
+                memory_total_bytes=r.memory_total_bytes,
+                limiter=r.limiter,
+                limit_line=r.limit_line,
+            )
+            row.update({f"{k}_s": v for k, v in r.breakdown.items()})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+
+def _why(part: str, plan: ParallelPlan) -> str:
+    m = plan.num_micro_batches
+    texts = {
+        "recompute": f"{plan.recompute} recomputation redoes forward work to save memory",
+        "tp_comm": f"TP={plan.tp} collectives on the critical path of every layer",
+        "cp_comm": f"CP={plan.cp} {plan.cp_mode} exchange not hidden behind attention",
+        "pp_comm": f"activations sent between {plan.pp} stages for {m} micro-batches",
+        "pipeline_bubble": f"{m} micro-batches per replica fill {plan.pp} stages "
+        f"(vpp={plan.vpp}): bubble ~ (pp-1)/(vpp m)",
+        "dp_comm": f"gradient sync over {plan.dp * plan.cp} ranks not hidden by the backward",
+        "optimizer": "Adam step streams the optimizer state through HBM",
+        "straggler": f"each collective waits for the slowest of {plan.num_gpus} ranks",
+        "other": "fixed per-step overhead",
+    }
+    return texts.get(part, part)
+
+
+def limit_line(
+    plan: ParallelPlan, breakdown: dict[str, float], memory_frac: float
+) -> tuple[str, str]:
+    """The largest non-compute part and one line saying what limits the plan."""
+    step = sum(breakdown.values())
+    losses = {k: v for k, v in breakdown.items() if k != "compute"}
+    part = max(losses, key=lambda k: losses[k])
+    share = losses[part] / step if step > 0 else 0.0
+    line = f"{PART_LABELS.get(part, part)} {share:.0%} of the step: {_why(part, plan)}"
+    if memory_frac > MEMORY_WARN_FRAC:
+        line += f"; memory {memory_frac:.0%} full"
+    return part, line
+
+
+def resolve_inputs(
+    model: ModelSpec | str,
+    cluster: Cluster | str | Path | None,
+    gpu: str | None,
+    gpus: int | None,
+) -> tuple[ModelSpec, Cluster]:
+    spec = model if isinstance(model, ModelSpec) else model_from_args(model)
+    if isinstance(cluster, Cluster):
+        return spec, cluster
+    return spec, resolve_cluster(cluster, gpu=gpu, gpus=gpus)
+
+
+def resolve_batch(
+    model: ModelSpec,
+    seq_len: int | None,
+    global_batch: int | None,
+    global_batch_tokens: int | None,
+) -> tuple[int, int]:
+    """(sequences per step, sequence length) from the user's batch constraint."""
+    if seq_len is None:
+        seq_len = min(DEFAULT_SEQ_LEN, model.max_seq_len or DEFAULT_SEQ_LEN)
+    if seq_len < 1:
+        raise SpecError("seq_len", seq_len, "must be a positive number of tokens")
+    if global_batch is not None and global_batch_tokens is not None:
+        raise SpecError(
+            "global_batch", global_batch, "give the batch in sequences or in tokens, not both"
+        )
+    if global_batch is None:
+        tokens = global_batch_tokens or DEFAULT_GLOBAL_BATCH_TOKENS
+        if tokens < seq_len:
+            raise SpecError(
+                "global_batch_tokens", tokens, f"must hold at least one sequence of {seq_len}"
+            )
+        global_batch = tokens // seq_len
+    if global_batch < 1:
+        raise SpecError("global_batch", global_batch, "must be a positive number of sequences")
+    return global_batch, seq_len
+
+
+def _stack(stack: Stack | str | None) -> Stack:
+    if stack is None:
+        return Stack()
+    return preset(stack) if isinstance(stack, str) else stack
+
+
+def search(
+    model: ModelSpec | str,
+    cluster: Cluster | str | Path | None = None,
+    *,
+    gpu: str | None = None,
+    gpus: int | None = None,
+    global_batch: int | None = None,
+    global_batch_tokens: int | None = None,
+    seq_len: int | None = None,
+    space: SearchSpace | None = None,
+    objective_name: str | Objective = "tokens_per_s",
+    token_budget: float = DEFAULT_TOKEN_BUDGET,
+    top_k: int = 5,
+    stack: Stack | str | None = None,
+    efficiency: Efficiency | None = None,
+) -> SearchResult:
+    """Find the best parallel plans of ``model`` on ``cluster`` (or ``gpus`` x ``gpu``).
+
+    The batch constraint is ``global_batch`` sequences or ``global_batch_tokens`` tokens per
+    step (default 16M tokens). Raises SpecError when the GPU count or the batch admits no plan;
+    a search where no plan fits in memory returns a result with an empty ``top`` and a reason.
+    """
+    start = time.perf_counter()
+    spec, resolved = resolve_inputs(model, cluster, gpu, gpus)
+    if top_k < 1:
+        raise SpecError("top", top_k, "must be a positive number of plans")
+    gb, seq = resolve_batch(spec, seq_len, global_batch, global_batch_tokens)
+    obj = objective(objective_name) if isinstance(objective_name, str) else objective_name
+    eff, stk = efficiency or Efficiency(), _stack(stack)
+    plans = enumerate_plans(
+        spec, resolved.num_gpus, resolved.system.scale_up_domain_gpus, gb, seq, space
+    )
+    micro_batches = plans.global_batch / (plans.dp * plans.micro_batch)
+    _, mem_total = memory_model(spec, plans, eff, stk, micro_batches)
+    hbm = resolved.accelerator.hbm_bytes
+    fit_rows = np.flatnonzero(mem_total <= hbm)
+    counts = SearchCounts(
+        enumerated=len(plans), pruned_memory=len(plans) - len(fit_rows), evaluated=len(fit_rows)
+    )
+    common: dict[str, Any] = dict(
+        model=spec.id,
+        cluster=resolved.name,
+        num_gpus=resolved.num_gpus,
+        global_batch=gb,
+        seq_len=seq,
+        objective=obj.name,
+        objective_unit=obj.unit,
+        counts=counts,
+    )
+    if len(fit_rows) == 0:
+        need = float(np.min(mem_total)) / GIB
+        reason = (
+            f"no plan fits: the leanest of {len(plans)} plans needs {need:.1f} GiB per GPU, "
+            f"the {resolved.accelerator.id} has {hbm / GIB:.1f} GiB; add GPUs or shorten "
+            f"the sequence"
+        )
+        return SearchResult(**common, top=(), elapsed_s=time.perf_counter() - start, reason=reason)
+    feasible = plans.take(fit_rows)
+    ctx = ObjectiveContext(model=spec, cluster=resolved, token_budget=token_budget)
+    scores = np.empty(len(feasible))
+    for lo in range(0, len(feasible), CHUNK_ROWS):
+        rows = np.arange(lo, min(lo + CHUNK_ROWS, len(feasible)))
+        part = feasible.take(rows)
+        out = step_model(spec, resolved, part, eff, stk)
+        scores[rows] = np.where(out.fits, obj.score(ctx, part, out), -np.inf)
+    best = _top_rows(scores, mem_total[fit_rows], top_k)
+    top = _ranked(spec, resolved, feasible.take(best), scores[best], obj, eff, stk)
+    return SearchResult(
+        **common,
+        top=top,
+        elapsed_s=time.perf_counter() - start,
+        scores=np.sort(scores)[::-1],
+    )
+
+
+def _top_rows(scores: FloatArray, memory_bytes: FloatArray, top_k: int) -> NDArray[np.intp]:
+    """Indices of the ``top_k`` best scores; equal scores rank the plan with more memory
+    headroom first, so the order never depends on how the partition broke ties."""
+    k = min(top_k, len(scores))
+    kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+    cand = np.flatnonzero(scores >= kth)
+    order = np.lexsort((memory_bytes[cand], -scores[cand]))
+    result: NDArray[np.intp] = cand[order[:k]]
+    return result
+
+
+def _ranked(
+    model: ModelSpec,
+    cluster: Cluster,
+    batch: PlanBatch,
+    scores: FloatArray,
+    obj: Objective,
+    eff: Efficiency,
+    stack: Stack,
+) -> tuple[RankedPlan, ...]:
+    out = step_model(model, cluster, batch, eff, stack)
+    hbm = cluster.accelerator.hbm_bytes
+    ranked = []
+    for i in range(len(batch)):
+        plan = batch.plan(i)
+        breakdown = {k: float(v[i]) for k, v in out.breakdown_s.items()}
+        memory = float(out.memory_total_bytes[i])
+        part, line = limit_line(plan, breakdown, memory / hbm)
+        ranked.append(
+            RankedPlan(
+                rank=i + 1,
+                plan=plan,
+                score=float(scores[i]),
+                objective_value=obj.display(float(scores[i])),
+                step_time_s=float(out.step_time_s[i]),
+                tokens_per_s=float(out.tokens_per_s[i]),
+                mfu=float(out.mfu[i]),
+                hfu=float(out.hfu[i]),
+                memory_total_bytes=memory,
+                hbm_bytes=hbm,
+                breakdown=breakdown,
+                limiter=part,
+                limit_line=line,
+            )
+        )
+    return tuple(ranked)

@@ -1,0 +1,287 @@
+"""The plan space: every valid parallel plan for a model, a GPU count and a global batch, as arrays.
+
+Enumeration runs in two levels. The structural level (TP, CP, PP, DP, micro-batch, virtual stages,
+layer split) is a few thousand rows at most and is built with plain loops over divisors; the
+categorical level (recompute, ZeRO stage, sequence parallelism, precision, CP mode) multiplies it
+by at most a few dozen and is built with ``np.repeat``/``np.tile``, never per plan in Python.
+
+Validity follows ``scalewall.plan.plan.validate``: TP divides the heads and divides or is a multiple
+of the KV heads; tp x cp x pp x dp equals the GPU count; dp divides the global batch and the
+micro-batch divides the per-replica batch; CP divides the sequence; vpp > 1 needs pp > 1,
+pp x vpp dividing the layers and a micro-batch count that is a multiple of pp; the middle stages
+hold equal layers, the first and last may hold fewer (uneven split).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scalewall.catalog.schema import ModelSpec
+from scalewall.errors import SpecError
+from scalewall.perf.batch import PlanBatch
+from scalewall.plan.plan import CP_MODES, PRECISIONS, RECOMPUTE_MODES
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchSpace:
+    """Which plans the search enumerates. Every bound is a named, documented field."""
+
+    precisions: tuple[str, ...] = ("bf16",)
+    """Precisions to try (``bf16``, ``fp16``, ``fp8``); only bf16 unless asked."""
+    tp_beyond_scale_up: bool = False
+    """Allow TP groups larger than the scale-up domain (TP across the network is rarely worth
+    it: two all-reduces per layer forward and two backward on the critical path)."""
+    max_cp: int = 32
+    """Largest context-parallel width. Llama 3 trained its 128K-token stage with CP 16
+    (arXiv 2407.21783, Sec. 3.3.2); 32 leaves one doubling of headroom."""
+    max_micro_batch: int = 16
+    """Largest micro-batch in sequences; larger ones only add activation memory once GEMMs are
+    large enough (Megatron recipes use 1-4 for models above 7B)."""
+    max_stage_trim: int = 2
+    """Uneven pipeline splits: the first and last stages may hold up to this many layers fewer
+    than a middle stage, to balance the embedding, the output layer and the first stage's extra
+    activations (Llama 3 405B: 126 layers on 16 stages, first and last one layer fewer)."""
+    max_vpp: int = 16
+    """Largest number of virtual stages per pipeline rank."""
+    recompute: tuple[str, ...] = RECOMPUTE_MODES
+    zero: tuple[int, ...] = (0, 1, 2, 3)
+    """ZeRO stages (1 = Megatron's distributed optimizer, 3 = FSDP)."""
+    sequence_parallel: tuple[bool, ...] = (False, True)
+    cp_modes: tuple[str, ...] = CP_MODES
+
+    def __post_init__(self) -> None:
+        for name, values, valid in (
+            ("precisions", self.precisions, PRECISIONS),
+            ("recompute", self.recompute, RECOMPUTE_MODES),
+            ("cp_modes", self.cp_modes, CP_MODES),
+            ("zero", self.zero, (0, 1, 2, 3)),
+            ("sequence_parallel", self.sequence_parallel, (False, True)),
+        ):
+            bad = [v for v in values if v not in valid]
+            if bad or not values:
+                raise SpecError(name, ",".join(map(str, values)), f"one or more of {valid}")
+        for name in ("max_cp", "max_micro_batch", "max_vpp"):
+            if getattr(self, name) < 1:
+                raise SpecError(name, getattr(self, name), "must be a positive integer")
+        if self.max_stage_trim < 0:
+            raise SpecError("max_stage_trim", self.max_stage_trim, "must be >= 0")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Structure:
+    """One structural row: the shape of the plan before the categorical choices."""
+
+    tp: int
+    cp: int
+    pp: int
+    dp: int
+    micro_batch: int
+    vpp: int
+    layers_first: int
+    layers_middle: int
+    layers_last: int
+
+
+def divisors(n: int) -> list[int]:
+    """The positive divisors of ``n`` in increasing order."""
+    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def stage_splits(layers: int, pp: int, trim: int) -> list[tuple[int, int, int]]:
+    """(first, middle, last) layer counts per stage: the even split when pp divides the layers,
+    and uneven ones whose first and last stages hold at most ``trim`` layers fewer than a middle
+    stage (pp = 2: the two stages differ by at most 2 x trim layers)."""
+    if pp == 1:
+        return [(layers, 0, layers)]
+    if pp > layers:
+        return []
+    out: set[tuple[int, int, int]] = set()
+    if pp == 2:
+        for first in range(layers // 2 - trim, (layers + 1) // 2 + trim + 1):
+            if 1 <= first < layers:
+                out.add((first, 0, layers - first))
+        return sorted(out)
+    # Middle stages hold m layers; first + last = rest = L - (pp-2) m with each in [m - trim, m]:
+    # ceil(L / pp) <= m <= floor((L + 2 trim) / pp).
+    for middle in range(-(-layers // pp), (layers + 2 * trim) // pp + 1):
+        rest = layers - (pp - 2) * middle
+        low = rest // 2
+        for first, last in ((low, rest - low), (rest - low, low)):
+            if max(1, middle - trim) <= min(first, last) and max(first, last) <= middle:
+                out.add((first, middle, last))
+    return sorted(out)
+
+
+def tp_candidates(
+    model: ModelSpec, num_gpus: int, scale_up_gpus: int, space: SearchSpace
+) -> list[int]:
+    """TP widths: divide the heads and the GPU count, divide or are a multiple of the KV heads
+    (MLA models have no KV-head constraint), within the scale-up domain unless asked."""
+    out = []
+    for tp in divisors(num_gpus):
+        if model.heads % tp:
+            continue
+        if not model.kv_lora_rank and model.kv_heads % tp and tp % model.kv_heads:
+            continue
+        if tp > scale_up_gpus and not space.tp_beyond_scale_up:
+            continue
+        out.append(tp)
+    return out
+
+
+def _vpp_candidates(layers: int, pp: int, micro_batches: int, max_vpp: int) -> list[int]:
+    out = [1]
+    if pp > 1 and micro_batches % pp == 0:
+        out += [v for v in divisors(layers) if 1 < v <= max_vpp and layers % (pp * v) == 0]
+    return out
+
+
+def parallel_shapes(
+    model: ModelSpec, num_gpus: int, scale_up_gpus: int, seq_len: int, space: SearchSpace
+) -> list[tuple[int, int, int, int]]:
+    """(tp, cp, pp, dp) with tp x cp x pp x dp = num_gpus, ignoring the batch."""
+    shapes = []
+    for tp in tp_candidates(model, num_gpus, scale_up_gpus, space):
+        for cp in divisors(num_gpus // tp):
+            if cp > space.max_cp or seq_len % cp:
+                continue
+            for pp in divisors(num_gpus // (tp * cp)):
+                if stage_splits(model.layers, pp, space.max_stage_trim):
+                    shapes.append((tp, cp, pp, num_gpus // (tp * cp * pp)))
+    return shapes
+
+
+def structures(
+    model: ModelSpec,
+    num_gpus: int,
+    scale_up_gpus: int,
+    global_batch: int,
+    seq_len: int,
+    space: SearchSpace,
+) -> list[Structure]:
+    """Every structural row; raises SpecError when the GPU count or the batch admits none."""
+    shapes = parallel_shapes(model, num_gpus, scale_up_gpus, seq_len, space)
+    if not shapes:
+        raise SpecError(
+            "gpus",
+            num_gpus,
+            f"no tp x cp x pp x dp split of {num_gpus} GPUs suits {model.id} "
+            f"({model.heads} heads, {model.layers} layers, TP <= {scale_up_gpus} per scale-up "
+            f"domain); use a multiple of a TP width that divides the heads",
+        )
+    rows: list[Structure] = []
+    for tp, cp, pp, dp in shapes:
+        if global_batch % dp:
+            continue
+        per_replica = global_batch // dp
+        splits = stage_splits(model.layers, pp, space.max_stage_trim)
+        for mb in divisors(per_replica):
+            if mb > space.max_micro_batch:
+                break
+            for vpp in _vpp_candidates(model.layers, pp, per_replica // mb, space.max_vpp):
+                for first, middle, last in splits:
+                    rows.append(
+                        Structure(
+                            tp=tp,
+                            cp=cp,
+                            pp=pp,
+                            dp=dp,
+                            micro_batch=mb,
+                            vpp=vpp,
+                            layers_first=first,
+                            layers_middle=middle,
+                            layers_last=last,
+                        )
+                    )
+    if not rows:
+        min_dp = min(dp for *_, dp in shapes)
+        raise SpecError(
+            "global_batch",
+            global_batch,
+            f"is too small for {num_gpus} GPUs: the data-parallel width must divide it and "
+            f"the smallest dp any tp x cp x pp split leaves is {min_dp}; use a multiple of "
+            f"{min_dp} sequences or fewer GPUs",
+        )
+    return rows
+
+
+def _categorical(space: SearchSpace) -> NDArray[np.float64]:
+    """Columns: recompute, zero, sequence_parallel, precision, cp_mode (as codes)."""
+    combos = itertools.product(
+        [RECOMPUTE_MODES.index(r) for r in space.recompute],
+        list(space.zero),
+        [float(s) for s in space.sequence_parallel],
+        [PRECISIONS.index(p) for p in space.precisions],
+        [CP_MODES.index(c) for c in space.cp_modes],
+    )
+    return np.asarray(list(combos), dtype=np.float64)
+
+
+def enumerate_plans(
+    model: ModelSpec,
+    num_gpus: int,
+    scale_up_gpus: int,
+    global_batch: int,
+    seq_len: int,
+    space: SearchSpace | None = None,
+) -> PlanBatch:
+    """Every valid plan as one PlanBatch (see the module docstring for the rules)."""
+    space = space or SearchSpace()
+    rows = structures(model, num_gpus, scale_up_gpus, global_batch, seq_len, space)
+    shape = np.asarray(
+        [
+            (
+                r.tp,
+                r.cp,
+                r.pp,
+                r.dp,
+                r.micro_batch,
+                r.vpp,
+                r.layers_first,
+                r.layers_middle,
+                r.layers_last,
+            )
+            for r in rows
+        ],
+        dtype=np.float64,
+    )
+    cats = _categorical(space)
+    s = np.repeat(shape, len(cats), axis=0)
+    c = np.tile(cats, (len(shape), 1))
+    tp, cp = s[:, 0], s[:, 1]
+    sp, cp_mode = c[:, 2], c[:, 4]
+    # Drop duplicates and invalid combinations: SP means nothing without TP, a CP mode nothing
+    # without CP; all-to-all CP (Ulysses) exchanges heads, so tp x cp must divide the heads.
+    keep = ~((sp > 0) & (tp == 1))
+    keep &= ~((cp_mode > 0) & (cp == 1))
+    keep &= ~((cp_mode > 0) & (np.mod(model.heads, tp * cp) != 0))
+    s, c = s[keep], c[keep]
+    n = len(s)
+    one = np.ones(n)
+    return PlanBatch(
+        tp=s[:, 0].copy(),
+        cp=s[:, 1].copy(),
+        pp=s[:, 2].copy(),
+        dp=s[:, 3].copy(),
+        ep=one,
+        etp=one.copy(),
+        micro_batch=s[:, 4].copy(),
+        vpp=s[:, 5].copy(),
+        layers_first=s[:, 6].copy(),
+        layers_middle=s[:, 7].copy(),
+        layers_last=s[:, 8].copy(),
+        global_batch=np.full(n, float(global_batch)),
+        seq_len=np.full(n, float(seq_len)),
+        recompute=c[:, 0].copy(),
+        zero=c[:, 1].copy(),
+        sequence_parallel=c[:, 2].copy(),
+        precision=c[:, 3].copy(),
+        cp_mode=c[:, 4].copy(),
+    )

@@ -1,0 +1,53 @@
+"""Where the sizes of a sweep run: a small executor interface, so a distributed engine can plug in.
+
+An executor maps a picklable function over picklable tasks and yields results as they complete
+(in any order). Two are built in: ``SerialExecutor`` (in this process, in order) and
+``ProcessExecutor`` (local worker processes, the default).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Executor(Protocol):
+    """Runs ``fn`` on every task; yields results as they finish, in any order."""
+
+    def map_unordered(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class SerialExecutor:
+    """Runs the tasks one after another in this process."""
+
+    def map_unordered(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
+        for task in tasks:
+            yield fn(task)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProcessExecutor:
+    """Runs the tasks in local worker processes."""
+
+    max_workers: int = 0
+    """Worker processes; 0: one per CPU core, at most one per task."""
+
+    def map_unordered(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
+        todo = list(tasks)
+        if not todo:
+            return
+        workers = min(self.max_workers or os.cpu_count() or 1, len(todo))
+        if workers == 1:
+            yield from SerialExecutor().map_unordered(fn, todo)
+            return
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(fn, task) for task in todo]
+            for future in as_completed(futures):
+                yield future.result()
