@@ -32,6 +32,12 @@ class Accelerator:
     peak_fp8_flop_per_s: float = 0.0
     """0 where the accelerator has no FP8 tensor cores."""
     peak_fp4_flop_per_s: float = 0.0
+    training_clock_frac: float = 1.0
+    """Tensor throughput sustained over long training steps relative to the microbenchmark
+    ceiling's conditions (clocks settle at the board power limit under sustained load)."""
+    attention_frac: float = 0.0
+    """Fraction of the BF16 peak the widely deployed fused-attention kernel reaches on this part,
+    forward and backward (0: use the step model's default)."""
     uncertain: bool = False
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict)
@@ -171,6 +177,8 @@ class ModelSpec:
     """Multi-token-prediction modules (DeepSeek-V3: 1)."""
     sliding_window: int = 0
     """0: full attention; else tokens each query sees."""
+    dropout: bool = False
+    """Trained with hidden and attention dropout (GPT-era Megatron recipes use 0.1)."""
     active_params_published: float = 0.0
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict)

@@ -30,13 +30,17 @@ class Device:
     """Dense tensor peak at each plan's GEMM precision."""
     peak_bf16_flop_per_s: float
     gemm_ceiling_frac: float
+    """Sustained GEMM fraction of the peak: microbenchmark ceiling x in-step ratio."""
+    attention_frac: float
+    """Fused-attention fraction of the BF16 peak."""
     sm_count: int
     hbm_bytes_per_s: float
 
     @classmethod
-    def of(cls, acc: Accelerator, precision_code: FloatArray) -> Device:
+    def of(cls, acc: Accelerator, precision_code: FloatArray, eff: Efficiency) -> Device:
         """``precision_code`` indexes PRECISIONS (bf16, fp16, fp8); FP8 falls back to the BF16
         peak on accelerators without FP8 tensor cores."""
+        clock = acc.training_clock_frac
         peaks = np.array(
             [
                 acc.peak_bf16_flop_per_s,
@@ -47,7 +51,8 @@ class Device:
         return cls(
             peak_flop_per_s=peaks[precision_code.astype(np.intp)],
             peak_bf16_flop_per_s=acc.peak_bf16_flop_per_s,
-            gemm_ceiling_frac=acc.gemm_max_frac,
+            gemm_ceiling_frac=acc.gemm_max_frac * eff.gemm_sustained_ratio * clock,
+            attention_frac=(acc.attention_frac or eff.flash_attention_frac) * clock,
             sm_count=acc.sm_count,
             hbm_bytes_per_s=acc.hbm_bytes_per_s,
         )

@@ -89,7 +89,7 @@ def _attention_times(
         # A causal kernel skips the masked half; with CP, causal load balancing gives each rank
         # the same share. FlashAttention's backward recomputes the scores: 2.5x forward FLOPs.
         flop = 2.0 * 2.0 * tokens * p.seq_len * heads * d * 0.5
-        forward = flop / (dev.peak_bf16_flop_per_s * eff.flash_attention_frac)
+        forward = flop / (dev.peak_bf16_flop_per_s * dev.attention_frac)
         return forward, 2.5 * forward, np.zeros_like(forward)
     # Unfused (Megatron 2021-22): QK^T and AV as batched GEMMs over the full s x s square, then
     # scale-mask-softmax and dropout stream the scores through HBM.
@@ -98,7 +98,10 @@ def _attention_times(
     qk = gemm_time_s(s, p.seq_len, d, dev, eff, batch=batch)
     av = gemm_time_s(s, d, p.seq_len, dev, eff, batch=batch)
     scores = batch * s * p.seq_len
-    elementwise = memory_bound_time_s(scores * eff.unfused_attention_bytes_per_score, dev, eff)
+    per_score = eff.unfused_attention_bytes_per_score + (
+        eff.attention_dropout_bytes_per_score if model.dropout else 0.0
+    )
+    elementwise = memory_bound_time_s(scores * per_score, dev, eff)
     forward = qk + av + elementwise
     return forward, 2.0 * forward, forward
 
@@ -128,9 +131,11 @@ def _layer_times(
         fwd, bwd = fwd + f, bwd + b
     attn_f, attn_b, attn_re = _attention_times(model, p, dev, eff, stack)
     norm_tokens = np.where(p.sequence_parallel > 0, tokens / tp, tokens)
+    per_hidden = stack.elementwise_bytes_per_hidden + (
+        eff.dropout_bytes_per_hidden if model.dropout else 0.0
+    )
     elem_bytes = (
-        norm_tokens * hidden * stack.elementwise_bytes_per_hidden
-        + tokens * up_width / tp * stack.elementwise_bytes_per_ffn
+        norm_tokens * hidden * per_hidden + tokens * up_width / tp * stack.elementwise_bytes_per_ffn
     )
     elem = memory_bound_time_s(elem_bytes, dev, eff)
     fwd_compute = fwd + attn_f + elem / 3.0
@@ -139,15 +144,14 @@ def _layer_times(
     # and two backward, each of the full [T, D] activation (Korthikanti et al. 2022, Sec. 4.2).
     message = tokens * hidden * ACT_BYTES
     one = np.ones_like(tokens)
-    tp_fwd = (
-        2.0
-        * np.where(
-            p.sequence_parallel > 0,
-            2.0 * coll.reduce_scatter_time_s(cluster, eff, tp, one, message),
-            coll.allreduce_time_s(cluster, eff, tp, one, message),
-        )
-        * (1.0 - stack.tp_comm_overlap_frac)
+    tp_total = 2.0 * np.where(
+        p.sequence_parallel > 0,
+        2.0 * coll.reduce_scatter_time_s(cluster, eff, tp, one, message),
+        coll.allreduce_time_s(cluster, eff, tp, one, message),
     )
+    # The hidden share still costs compute: communication kernels take SMs and HBM bandwidth.
+    hidden_share = stack.tp_comm_overlap_frac * (1.0 - eff.overlap_compute_slowdown_frac)
+    tp_fwd = tp_total * (1.0 - hidden_share)
     cp_fwd, cp_bwd = _cp_times(model, cluster, p, eff, attn_f, attn_b)
     full = p.recompute == 2
     recompute = np.where(
@@ -233,13 +237,13 @@ def _activation_bytes_per_layer(model: ModelSpec, p: PlanBatch, stack: Stack) ->
     """
     tokens = p.micro_batch * p.seq_len / p.cp
     hidden, d = float(model.hidden), float(model.head_size)
-    replicated = (8.0 + (2.0 if stack.hidden_dropout else 0.0)) * hidden
+    replicated = (8.0 + (2.0 if model.dropout else 0.0)) * hidden
     ffn = float(model.ffn_hidden)
     ffn_acts = (6.0 if model.activation == "swiglu" else 4.0) * ffn
     sharded: FloatArray | float = 2.0 * (2.0 * model.heads * d + 2.0 * model.kv_heads * d)
     sharded += ffn_acts
     if not stack.flash_attention:
-        scores = (5.0 if stack.hidden_dropout else 2.0) * model.heads * p.seq_len
+        scores = (5.0 if model.dropout else 2.0) * model.heads * p.seq_len
         sharded = sharded + np.where(p.recompute == 0, scores, 0.0)
     per_token = np.where(
         p.sequence_parallel > 0, (replicated + sharded) / p.tp, replicated + sharded / p.tp
@@ -312,7 +316,8 @@ def _dp_times(
     def exposed(comm: FloatArray, window: FloatArray, overlapped: bool) -> FloatArray:
         if not overlapped:
             return comm
-        return np.maximum(comm / buckets, comm - eff.dp_overlap_efficiency * window)
+        visible = np.maximum(comm / buckets, comm - eff.dp_overlap_efficiency * window)
+        return visible + eff.overlap_compute_slowdown_frac * (comm - visible)
 
     grad = np.where(p.zero >= 1, reduce_scatter, allreduce)
     grad_exposed = exposed(grad, t_bwd, stack.overlap_grad_reduce)
@@ -320,9 +325,10 @@ def _dp_times(
     # ZeRO-3/FSDP gathers parameters for every micro-batch's forward and backward and
     # reduce-scatters gradients each micro-batch, prefetching behind compute.
     fsdp = micro_batches * (2.0 * gather + reduce_scatter)
-    fsdp_exposed = np.maximum(
+    fsdp_visible = np.maximum(
         fsdp / buckets, fsdp - eff.dp_overlap_efficiency * micro_batches * (t_fwd + t_bwd)
     )
+    fsdp_exposed = fsdp_visible + eff.overlap_compute_slowdown_frac * (fsdp - fsdp_visible)
     result: FloatArray = np.where(p.zero >= 3, fsdp_exposed, grad_exposed + gather_exposed)
     return np.where(group > 1, result, 0.0)
 
@@ -331,7 +337,7 @@ def step_model(
     model: ModelSpec, cluster: Cluster, p: PlanBatch, eff: Efficiency, stack: Stack
 ) -> StepArrays:
     """Evaluate every plan of the batch: step time with its breakdown, FLOP rates, memory."""
-    dev = Device.of(cluster.accelerator, p.precision)
+    dev = Device.of(cluster.accelerator, p.precision, eff)
     micro_batches = p.global_batch / (p.dp * p.micro_batch)
     lt = _layer_times(model, cluster, p, dev, eff, stack)
     layer_fwd = lt.fwd_compute + lt.fwd_tp + lt.fwd_cp
@@ -363,7 +369,9 @@ def step_model(
     p2p_bytes = tokens * model.hidden * ACT_BYTES / np.where(stack.scatter_gather_p2p, p.tp, 1.0)
     p2p = coll.p2p_time_s(cluster, eff, p.tp * p.cp * p.dp, p2p_bytes)
     p2p_exposed = 1.0 - (eff.pp_p2p_overlap_frac if stack.overlap_p2p else 0.0)
-    pp_comm = np.where(p.pp > 1, micro_batches * 2.0 * p.vpp * p2p * p2p_exposed, 0.0)
+    pp_comm = np.where(
+        p.pp > 1, micro_batches * 2.0 * p.vpp * (p2p * p2p_exposed + eff.pp_p2p_sync_s), 0.0
+    )
 
     first_w, middle_w, last_w = _stage_params(model, p)
     params_per_gpu = np.maximum(

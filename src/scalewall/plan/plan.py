@@ -147,11 +147,15 @@ def validate(model: ModelSpec, plan: ParallelPlan, num_gpus: int | None = None) 
         raise SpecError("zero", plan.zero, "one of 0, 1, 2, 3")
     if plan.seq_len % plan.cp:
         raise SpecError("cp", plan.cp, f"must divide seq_len {plan.seq_len}")
+    first, middle, _ = stage_layers(model, plan)
     if plan.vpp > 1:
         if plan.pp == 1:
             raise SpecError("vpp", plan.vpp, "needs pp > 1")
-        if model.layers % (plan.pp * plan.vpp):
-            raise SpecError("vpp", plan.vpp, f"pp x vpp must divide the {model.layers} layers")
+        # Full stages split into vpp equal chunks; shortened first/last stages (as Llama 3
+        # runs) keep vpp chunks, some a layer short.
+        even = middle or first
+        if even % plan.vpp:
+            raise SpecError("vpp", plan.vpp, f"must divide the {even} layers of a full stage")
         if plan.num_micro_batches % plan.pp:
             raise SpecError(
                 "vpp",
@@ -159,7 +163,6 @@ def validate(model: ModelSpec, plan: ParallelPlan, num_gpus: int | None = None) 
                 "interleaving needs the number of micro-batches "
                 f"({plan.num_micro_batches}) to be a multiple of pp ({plan.pp})",
             )
-    stage_layers(model, plan)
     if plan.ep > 1:
         if not model.is_moe:
             raise SpecError("ep", plan.ep, "must be 1 for a dense model")

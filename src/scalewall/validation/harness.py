@@ -71,7 +71,7 @@ def _options(case: Case) -> dict[str, list[Any]]:
     mb = training.get("micro_batch")
     opts["micro_batch"] = [mb] if mb else list(MICRO_BATCH_CANDIDATES)
     vpp = plan.get("vpp")
-    per_stage = model.layers // pp if model.layers % pp == 0 else 1
+    per_stage = model.layers // pp if model.layers % pp == 0 else (model.layers + 2) // pp
     opts["vpp"] = [vpp] if vpp else [v for v in range(1, per_stage + 1) if per_stage % v == 0]
     sp = plan.get("sequence_parallel")
     opts["sequence_parallel"] = [sp] if sp is not None else ([True, False] if tp > 1 else [False])

@@ -90,6 +90,7 @@ def _model(case_id: str, data: dict[str, Any], tp: int) -> ModelSpec:
         position_embedding="learned" if (data.get("activation") or "gelu") == "gelu" else "rope",
         norm="layernorm" if (data.get("activation") or "gelu") == "gelu" else "rmsnorm",
         linear_bias=(data.get("activation") or "gelu") == "gelu",
+        dropout=(data.get("activation") or "gelu") == "gelu",
         params_published=float(data.get("params") or 0.0),
         routed_experts=moe.get("routed_experts") or 0,
         shared_experts=moe.get("shared_experts") or 0,
