@@ -142,6 +142,8 @@ class Simulation:
         self._tenant_cpu = np.zeros(num_tenants, dtype=np.int64)
         self._tenant_mem = np.zeros(num_tenants, dtype=np.int64)
         self._quota = self._quotas(config.quota_gpus)
+        self._cohort = (int(sum(config.quota_gpus.values()) * GPU_MILLI) if config.quota_gpus
+                        else int(self._quota.sum()))
         self.total_milli = self.cluster.total_gpus * GPU_MILLI
         self.faults: dict[int, list[float]] = {}
         self.spares: list[int] = []
@@ -172,6 +174,10 @@ class Simulation:
     @property
     def quota_gpu_milli(self) -> npt.NDArray[np.int64]:
         return self._quota
+
+    @property
+    def cohort_gpu_milli(self) -> int:
+        return self._cohort
 
     @property
     def free_gpu_milli(self) -> int:
@@ -235,9 +241,10 @@ class Simulation:
         if quota_gpus is None:
             even = self.cluster.total_gpus * GPU_MILLI // max(len(names), 1)
             return np.full(len(names), even, dtype=np.int64)
-        unknown = sorted(set(quota_gpus) - set(names))
-        if unknown:
-            raise SpecError("quota tenant", unknown[0], f"tenants in the trace: {', '.join(names)}")
+        negative = sorted(t for t, q in quota_gpus.items() if q < 0)
+        if negative:
+            raise SpecError(f"quota[{negative[0]}]", quota_gpus[negative[0]], "must be >= 0 GPUs")
+        # A quota for a tenant without jobs is allowed (an idle queue) and simply unused.
         return np.array([int(quota_gpus.get(t, 0.0) * GPU_MILLI) for t in names], dtype=np.int64)
 
     def _push(self, time_s: float, kind: int, arg: int) -> None:
@@ -396,7 +403,6 @@ class Simulation:
                 self._push(self.now + self.config.sample_interval_s, SAMPLE, 0)
                 if self.progress is not None:
                     self.progress(self.now)
-                continue
             if not self.heap or self.heap[0][0] > self.now:
                 self.queue.schedule(self)  # once per instant, after all its events
             if self.config.check_invariants:

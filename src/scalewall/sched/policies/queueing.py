@@ -43,6 +43,10 @@ class SchedulerView(Protocol):
         """Each tenant's nominal quota in milli-GPU."""
 
     @property
+    def cohort_gpu_milli(self) -> int:
+        """Sum of all tenants' quotas (the cohort's capacity), in milli-GPU."""
+
+    @property
     def free_gpu_milli(self) -> int: ...
 
     @property

@@ -27,7 +27,7 @@ class QuotaQueue:
                 continue
             need = gpu_milli(jobs, job)
             own = self._own_use(view, tenant) + need <= view.quota_gpu_milli[tenant]
-            cohort_free = int(view.quota_gpu_milli.sum() - view.tenant_gpu_milli.sum())
+            cohort_free = view.cohort_gpu_milli - int(view.tenant_gpu_milli.sum())
             if own:
                 if view.try_start(job) or self._reclaim(view, job):
                     continue

@@ -1,0 +1,58 @@
+"""``scalewall simulate`` and ``scalewall fgd`` end to end."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from scalewall.sched.traces.openb import openb_path
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    code = "from scalewall.cli.app import main; main()"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          check=False)
+
+
+def _bad_trace(tmp_path: Path) -> Path:
+    lines = openb_path("default").read_text().splitlines()[:40]
+    lines[5] = "openb-pod-bad,12000,16384,1,1000,,LS,Running,oops,10,0"
+    path = tmp_path / "openb_pod_list_x.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_bad_row_is_one_line_exit_2(tmp_path: Path) -> None:
+    path = _bad_trace(tmp_path)
+    result = run_cli("simulate", "--trace", str(path), "--json")
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert f"{path}:6" in result.stderr and "creation_time" in result.stderr
+
+
+def test_skip_bad_rows_replays_the_rest(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = run_cli("simulate", "--trace", str(_bad_trace(tmp_path)), "--skip-bad-rows",
+                     "--json", "--out", str(out), "--out-format", "csv", "--queue", "drf",
+                     "--placement", "fgd", "--plot", str(tmp_path / "p.html"))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["bad_rows_skipped"] == 1 and summary["finished"] == 38
+    assert (out / "jobs.csv").is_file() and (out / "timeseries.csv").is_file()
+    assert (tmp_path / "p.html").is_file()
+
+
+def test_fgd_json_prints_allocation_per_step() -> None:
+    result = run_cli("fgd", "--seeds", "1", "--policies", "bestfit,random", "--max-demand", "0.2",
+                     "--at", "0.2", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    steps = data["allocation"]["default"]["bestfit"]
+    assert len(steps) == 20 and steps[-1]["demand_frac"] == 0.2
+
+
+def test_unknown_policy_is_exit_2() -> None:
+    result = run_cli("simulate", "--placement", "magic")
+    assert result.returncode == 2 and "magic" in result.stderr

@@ -1,0 +1,55 @@
+"""FGD fragmentation measure on hand examples, and the FGD experiment on the real openb trace."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scalewall.sched import api
+from scalewall.sched.experiments import FgdExperimentConfig, fgd_experiment, fgd_summary
+from scalewall.sched.jobs import job_table
+from scalewall.sched.policies.fgd import TargetWorkload, node_fragmentation
+
+
+def _target(cpu: list[int], num: list[int], milli: list[int], w: list[float]) -> TargetWorkload:
+    levels, level_of = np.unique(np.array(milli), return_inverse=True)
+    return TargetWorkload(cpu_milli=np.array(cpu), num_gpu=np.array(num), gpu_milli=np.array(milli),
+                          model_mask=np.array([1] * len(cpu)), weight=np.array(w),
+                          levels=levels, level_of=level_of)
+
+
+def test_fragmentation_hand_example() -> None:
+    # Node: 4 GPUs free 1000, 500, 200, 0; 8 cores free. Typical: half-GPU pod (p=0.5),
+    # one-GPU pod (p=0.5), both 1 core.
+    free = np.array([[1000, 500, 200, 0]])
+    target = _target([1000, 1000], [1, 1], [500, 1000], [0.5, 0.5])
+    # half-GPU pod can't use the 200 -> 200; whole-GPU pod can't use 500 + 200 -> 700.
+    got = node_fragmentation(free, np.array([8000]), np.array([1]), target)
+    assert got[0] == pytest.approx(0.5 * 200 + 0.5 * 700)
+    # Without CPU every GPU is stranded: F = total free = 1700.
+    got = node_fragmentation(free, np.array([0]), np.array([1]), target)
+    assert got[0] == pytest.approx(1700)
+
+
+def test_fgd_beats_dotprod_on_openb_and_is_repeatable() -> None:
+    cluster = api.load_cluster("openb")
+    jobs = job_table(api.load_trace("openb").frame)
+    config = FgdExperimentConfig(max_demand_frac=1.0, seeds=(0,))
+    runs = fgd_experiment(cluster, jobs, policies=("dotprod", "fgd"), config=config)
+    summary = fgd_summary(runs, cluster.total_gpus)
+    # Weng et al. (ATC'23) report up to 49% fewer unallocated GPUs; one seed gives ~46%.
+    assert 0.30 < summary["reduction_frac"] < 0.60  # type: ignore[operator]
+    again = fgd_experiment(cluster, jobs, policies=("fgd",), config=config)
+    assert again.equals(runs[runs["policy"] == "fgd"].reset_index(drop=True))
+
+
+def test_allocation_never_exceeds_demand() -> None:
+    cluster = api.load_cluster("openb")
+    jobs = job_table(api.load_trace("openb:gpushare100").frame)
+    config = FgdExperimentConfig(max_demand_frac=0.3, seeds=(1,))
+    runs = fgd_experiment(cluster, jobs, policies=("random", "clustering", "packing", "bestfit"),
+                          config=config)
+    # A step is recorded after the pod that crosses it, so arrived demand may pass the step by
+    # up to one pod (at most 8 GPUs of 6,212).
+    assert (runs["alloc_frac"] <= runs["demand_frac"] + 8 / cluster.total_gpus).all()
+    assert (runs.groupby("policy")["alloc_frac"].diff().dropna() >= -1e-12).all()

@@ -1,0 +1,27 @@
+"""The synthetic generator follows the Acme summary within stated tolerances."""
+
+from __future__ import annotations
+
+import pytest
+
+from scalewall.sched.workload import WorkloadSpec, acme_targets, synthetic_jobs
+
+
+@pytest.mark.parametrize("like", ["Seren", "Kalos"])
+def test_statistics_match_acme(like: str) -> None:
+    jobs = synthetic_jobs(WorkloadSpec(num_jobs=50_000, like=like), seed=1)
+    t = acme_targets(like)
+    # Heavy-tailed sizes and run times: a 50k-job sample's mean lands within 10% of the target.
+    assert jobs["num_gpu"].mean() == pytest.approx(t.avg_gpu_num, rel=0.10)
+    assert jobs["run_s"].mean() == pytest.approx(t.avg_run_time_s, rel=0.10)
+    assert jobs["num_gpu"].median() == 1
+    assert jobs["run_s"].median() == pytest.approx(t.med_run_time_s, rel=0.05)
+    assert jobs["num_gpu"].max() <= t.max_gpu
+    # Outcome shares: binomial noise at n = 50k is ~0.2 percentage points; allow 1.
+    assert (jobs["status"] == "failed").mean() == pytest.approx(t.fail_rate, abs=0.01)
+
+
+def test_same_seed_same_jobs() -> None:
+    a = synthetic_jobs(WorkloadSpec(num_jobs=500), seed=3)
+    b = synthetic_jobs(WorkloadSpec(num_jobs=500), seed=3)
+    assert a.equals(b)
