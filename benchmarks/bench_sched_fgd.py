@@ -27,8 +27,8 @@ def main() -> None:
         run_fgd_once(cluster, jobs, policy, seed, config)
     took = time.perf_counter() - start
     print(f"{len(runs)} run(s) ({cluster.total_gpus} GPUs, openb default): {took:.2f} s")
-    print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}"
-          f", numpy {np.__version__}")
+    machine = platform.processor() or platform.machine()
+    print(f"machine: {machine}, python {platform.python_version()}, numpy {np.__version__}")
 
 
 if __name__ == "__main__":

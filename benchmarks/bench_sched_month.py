@@ -23,8 +23,8 @@ def main() -> None:
     took = time.perf_counter() - start
     print(f"{num_jobs} jobs, {cluster.total_gpus} GPUs, fifo+bestfit: {took:.1f} s "
           f"(finished {result.summary['finished']})")
-    print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}"
-          f", numpy {np.__version__}")
+    machine = platform.processor() or platform.machine()
+    print(f"machine: {machine}, python {platform.python_version()}, numpy {np.__version__}")
 
 
 if __name__ == "__main__":
