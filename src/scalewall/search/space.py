@@ -7,9 +7,10 @@ by at most a few dozen and is built with ``np.repeat``/``np.tile``, never per pl
 
 Validity follows ``scalewall.plan.plan.validate``: TP divides the heads and divides or is a multiple
 of the KV heads; tp x cp x pp x dp equals the GPU count; dp divides the global batch and the
-micro-batch divides the per-replica batch; CP divides the sequence; vpp > 1 needs pp > 1,
-pp x vpp dividing the layers and a micro-batch count that is a multiple of pp; the middle stages
-hold equal layers, the first and last may hold fewer (uneven split).
+micro-batch divides the per-replica batch; CP divides the sequence; vpp > 1 needs pp > 1 and a
+micro-batch count that is a multiple of pp; the middle stages
+hold equal layers, the first and last may hold fewer (uneven split); vpp divides the layers of a
+full stage.
 """
 
 from __future__ import annotations
@@ -54,6 +55,17 @@ class SearchSpace:
     """ZeRO stages (1 = Megatron's distributed optimizer, 3 = FSDP)."""
     sequence_parallel: tuple[bool, ...] = (False, True)
     cp_modes: tuple[str, ...] = CP_MODES
+    tp_values: tuple[int, ...] = ()
+    """Only these TP widths (empty: every valid one)."""
+    pp_values: tuple[int, ...] = ()
+    """Only these pipeline depths (empty: every valid one)."""
+    cp_values: tuple[int, ...] = ()
+    """Only these context-parallel widths (empty: every valid one up to ``max_cp``)."""
+
+    def allows(self, name: str, value: int) -> bool:
+        """Whether ``value`` passes the optional ``<name>_values`` filter."""
+        chosen: tuple[int, ...] = getattr(self, f"{name}_values")
+        return not chosen or value in chosen
 
     def __post_init__(self) -> None:
         for name, values, valid in (
@@ -132,14 +144,18 @@ def tp_candidates(
             continue
         if tp > scale_up_gpus and not space.tp_beyond_scale_up:
             continue
+        if not space.allows("tp", tp):
+            continue
         out.append(tp)
     return out
 
 
-def _vpp_candidates(layers: int, pp: int, micro_batches: int, max_vpp: int) -> list[int]:
+def _vpp_candidates(full_stage_layers: int, pp: int, micro_batches: int, max_vpp: int) -> list[int]:
+    """Virtual stages: vpp > 1 needs pp > 1, vpp dividing the layers of a full stage (a middle
+    one, or the first when pp = 2) and a micro-batch count that is a multiple of pp."""
     out = [1]
     if pp > 1 and micro_batches % pp == 0:
-        out += [v for v in divisors(layers) if 1 < v <= max_vpp and layers % (pp * v) == 0]
+        out += [v for v in divisors(full_stage_layers) if 1 < v <= max_vpp]
     return out
 
 
@@ -150,9 +166,11 @@ def parallel_shapes(
     shapes = []
     for tp in tp_candidates(model, num_gpus, scale_up_gpus, space):
         for cp in divisors(num_gpus // tp):
-            if cp > space.max_cp or seq_len % cp:
+            if cp > space.max_cp or seq_len % cp or not space.allows("cp", cp):
                 continue
             for pp in divisors(num_gpus // (tp * cp)):
+                if not space.allows("pp", pp):
+                    continue
                 if stage_splits(model.layers, pp, space.max_stage_trim):
                     shapes.append((tp, cp, pp, num_gpus // (tp * cp * pp)))
     return shapes
@@ -185,8 +203,9 @@ def structures(
         for mb in divisors(per_replica):
             if mb > space.max_micro_batch:
                 break
-            for vpp in _vpp_candidates(model.layers, pp, per_replica // mb, space.max_vpp):
-                for first, middle, last in splits:
+            for first, middle, last in splits:
+                full = middle or first
+                for vpp in _vpp_candidates(full, pp, per_replica // mb, space.max_vpp):
                     rows.append(
                         Structure(
                             tp=tp,
@@ -201,15 +220,26 @@ def structures(
                         )
                     )
     if not rows:
-        min_dp = min(dp for *_, dp in shapes)
-        raise SpecError(
+        raise _batch_error(global_batch, num_gpus, sorted({dp for *_, dp in shapes}))
+    return rows
+
+
+def _batch_error(global_batch: int, num_gpus: int, dps: list[int]) -> SpecError:
+    """Why no data-parallel width fits the batch: too small, or no common divisor."""
+    if global_batch < dps[0]:
+        return SpecError(
             "global_batch",
             global_batch,
-            f"is too small for {num_gpus} GPUs: the data-parallel width must divide it and "
-            f"the smallest dp any tp x cp x pp split leaves is {min_dp}; use a multiple of "
-            f"{min_dp} sequences or fewer GPUs",
+            f"is too small for {num_gpus} GPUs: every tp x cp x pp split leaves at least "
+            f"{dps[0]} data-parallel replicas; use at least {dps[0]} sequences or fewer GPUs",
         )
-    return rows
+    shown = ", ".join(map(str, dps[:8])) + (", ..." if len(dps) > 8 else "")
+    return SpecError(
+        "global_batch",
+        global_batch,
+        f"cannot be split over {num_gpus} GPUs: the data-parallel width must divide it, and "
+        f"the widths a tp x cp x pp split leaves are {shown}",
+    )
 
 
 def _categorical(space: SearchSpace) -> NDArray[np.float64]:
@@ -257,11 +287,14 @@ def enumerate_plans(
     c = np.tile(cats, (len(shape), 1))
     tp, cp = s[:, 0], s[:, 1]
     sp, cp_mode = c[:, 2], c[:, 4]
-    # Drop duplicates and invalid combinations: SP means nothing without TP, a CP mode nothing
-    # without CP; all-to-all CP (Ulysses) exchanges heads, so tp x cp must divide the heads.
-    keep = ~((sp > 0) & (tp == 1))
-    keep &= ~((cp_mode > 0) & (cp == 1))
+    # SP means nothing without TP, a CP mode nothing without CP: keep one copy of such rows
+    # (the first listed value, stored as off / ring). All-to-all CP (Ulysses) exchanges heads,
+    # so tp x cp must divide the heads.
+    keep = ~((tp == 1) & (sp != cats[0, 2]))
+    keep &= ~((cp == 1) & (cp_mode != cats[0, 4]))
     keep &= ~((cp_mode > 0) & (np.mod(model.heads, tp * cp) != 0))
+    c[:, 2] = np.where(tp == 1, 0.0, sp)
+    c[:, 4] = np.where(cp == 1, 0.0, cp_mode)
     s, c = s[keep], c[keep]
     n = len(s)
     one = np.ones(n)

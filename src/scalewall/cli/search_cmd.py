@@ -1,0 +1,146 @@
+"""``scalewall search``: every valid plan for a model on a cluster, ranked, with its limit."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from scalewall.cli.common import (
+    ClusterOpt,
+    GpuOpt,
+    GpusOpt,
+    JsonOpt,
+    ModelOpt,
+    StackOpt,
+    load_cluster,
+    load_model,
+    load_stack,
+)
+from scalewall.cli.output import console, print_json
+from scalewall.errors import ScalewallError, SpecError
+from scalewall.search import (
+    DEFAULT_TOKEN_BUDGET,
+    SearchResult,
+    SearchSpace,
+    objective_names,
+    search,
+)
+from scalewall.units import GIB
+
+
+def _words(text: str, field: str) -> tuple[str, ...]:
+    values = tuple(w.strip() for w in text.split(",") if w.strip())
+    if not values:
+        raise SpecError(field, text, "a comma-separated list")
+    return values
+
+
+def _plan_text(plan: dict[str, object]) -> str:
+    return (
+        f"tp={plan['tp']} pp={plan['pp']} vpp={plan['vpp']} cp={plan['cp']} dp={plan['dp']} "
+        f"mb={plan['micro_batch']} {plan['recompute']} zero={plan['zero']} "
+        f"sp={'on' if plan['sequence_parallel'] else 'off'} {plan['precision']}"
+        + (f" cp-{plan['cp_mode']}" if int(str(plan["cp"])) > 1 else "")
+        + (
+            f" stages={plan['first_stage_layers']}/../{plan['last_stage_layers']}"
+            if plan["first_stage_layers"]
+            else ""
+        )
+    )
+
+
+def print_search(result: SearchResult) -> None:
+    c = result.counts
+    console.print(
+        f"[bold]{result.model}[/bold] on {result.cluster}: global batch {result.global_batch} x "
+        f"{result.seq_len} tokens; {c.enumerated:,} plans enumerated, {c.pruned_memory:,} "
+        f"pruned (memory), {c.evaluated:,} evaluated in {result.elapsed_s:.2f} s"
+    )
+    if not result.top:
+        console.print(f"[red]{result.reason}[/red]")
+        return
+    table = Table("#", "plan", result.objective_unit, "MFU", "step s", "GiB")
+    for r in result.top:
+        plan = r.to_dict()["plan"]
+        value = r.objective_value
+        shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}"
+        table.add_row(
+            str(r.rank),
+            _plan_text(plan),
+            shown,
+            f"{r.mfu:.1%}",
+            f"{r.step_time_s:.2f}",
+            f"{r.memory_total_bytes / GIB:.1f}",
+        )
+    console.print(table)
+    for r in result.top:
+        parts = ", ".join(f"{k} {v / r.step_time_s:.0%}" for k, v in r.breakdown.items() if v > 0)
+        console.print(f"#{r.rank}: {parts}")
+        console.print(f"    limited by: {r.limit_line}")
+
+
+def search_command(
+    model: ModelOpt = "llama3-70b",
+    cluster: ClusterOpt = None,
+    gpu: GpuOpt = None,
+    gpus: GpusOpt = None,
+    global_batch: Annotated[
+        int | None, typer.Option(help="Sequences per step (default: 16M tokens).")
+    ] = None,
+    global_batch_tokens: Annotated[
+        int | None, typer.Option(help="Tokens per step, instead of --global-batch.")
+    ] = None,
+    seq_len: Annotated[
+        int | None, typer.Option(help="Sequence length (default 8192, capped by the model).")
+    ] = None,
+    precision: Annotated[str, typer.Option(help="Precisions to try, e.g. bf16,fp8.")] = "bf16",
+    tp_beyond_scale_up: Annotated[
+        bool, typer.Option(help="Allow TP groups larger than the scale-up domain.")
+    ] = False,
+    max_cp: Annotated[int, typer.Option(help="Largest context-parallel width.")] = 32,
+    max_micro_batch: Annotated[int, typer.Option(help="Largest micro-batch.")] = 16,
+    objective: Annotated[
+        str, typer.Option(help=f"Rank by: {', '.join(objective_names())}.")
+    ] = "tokens_per_s",
+    token_budget: Annotated[
+        float, typer.Option(help="Tokens to train on (time_to_train).")
+    ] = DEFAULT_TOKEN_BUDGET,
+    top: Annotated[int, typer.Option(help="How many plans to show.")] = 5,
+    stack: StackOpt = "megatron-core",
+    as_json: JsonOpt = False,
+) -> None:
+    """Search every valid parallel plan; print the best with breakdown and what limits each."""
+    if cluster is None and gpu is None:
+        gpu, gpus = "h100-sxm-80gb", gpus or 1024
+    spec = load_model(model)
+    resolved = load_cluster(cluster, gpu, gpus)
+    space = SearchSpace(
+        precisions=_words(precision, "precision"),
+        tp_beyond_scale_up=tp_beyond_scale_up,
+        max_cp=max_cp,
+        max_micro_batch=max_micro_batch,
+    )
+    result = search(
+        spec,
+        resolved,
+        global_batch=global_batch,
+        global_batch_tokens=global_batch_tokens,
+        seq_len=seq_len,
+        space=space,
+        objective_name=objective,
+        token_budget=token_budget,
+        top_k=top,
+        stack=load_stack(stack),
+    )
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        print_search(result)
+    if not result.top:
+        raise ScalewallError(f"{resolved.num_gpus} GPUs: {result.reason}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("search")(search_command)
