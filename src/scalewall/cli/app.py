@@ -33,6 +33,8 @@ SUBCOMMANDS = [
     "scalewall.cli.probe_cmd",
     "scalewall.cli.cost_cmd",
     "scalewall.cli.goodput_cmd",
+    "scalewall.cli.search_cmd",
+    "scalewall.cli.wall_cmd",
 ]
 
 
