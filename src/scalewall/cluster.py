@@ -14,7 +14,9 @@ __all__ = ["Cluster", "default_fabric", "default_system", "resolve_cluster"]
 
 def default_system(accelerator_id: str) -> System:
     """The catalog system built from an accelerator (the first by id if several are)."""
-    catalog.accelerator(accelerator_id)  # raises with the valid ids
+    if accelerator_id not in catalog.accelerators():
+        valid = sorted(set(catalog.accelerators()) | set(catalog.systems()))
+        raise SpecError("gpu", accelerator_id, f"an accelerator or system id: {', '.join(valid)}")
     systems = [s for s in catalog.systems().values() if s.accelerator == accelerator_id]
     if not systems:
         raise SpecError("gpu", accelerator_id, "no catalog system uses this accelerator")

@@ -23,6 +23,8 @@ from scalewall.units import GIB
 from scalewall.validation.runs import Case, case_cluster
 
 MICRO_BATCH_CANDIDATES = (1, 2, 4, 8, 16)
+NEAR_BEST_FRAC = 0.02
+"""Plans within 2% of the fastest are treated as equally fast when filling null fields."""
 PER_REPLICA_BATCH_MULTIPLES = (1, 2, 4, 8)
 """Candidate per-replica batches (in units of pp micro-batches) when a source gives no batch."""
 
@@ -140,8 +142,14 @@ def predict_case(case: Case, eff: Efficiency | None = None) -> CasePrediction:
         raise ValueError(f"{case.id}: no valid plan for the published configuration")
     batch = PlanBatch.from_plans(case.model, plans)
     out = step_model(case.model, cluster, batch, eff, case.stack)
-    score = np.where(out.fits, out.tokens_per_s, out.tokens_per_s * 1e-9)
-    best = int(np.argmax(score))
+    # Among plans that fit (all of them for memory-only cases where none does), those within
+    # NEAR_BEST_FRAC of the fastest count as equally good; of these the simplest wins (fewest
+    # virtual stages, then least memory), as practitioners avoid interleaving for no gain.
+    pool = out.fits if out.fits.any() else np.ones_like(out.fits)
+    speed = np.where(pool, out.tokens_per_s, -np.inf)
+    near = speed >= speed.max() * (1.0 - NEAR_BEST_FRAC)
+    order = np.lexsort((out.memory_total_bytes, batch.vpp, ~near))
+    best = int(order[0])
     plan = plans[best]
     full = replace(plan, recompute="full", sequence_parallel=False)
     full_out = step_model(

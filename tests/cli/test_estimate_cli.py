@@ -1,0 +1,74 @@
+"""estimate / validate from the command line: JSON keys, one-line errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    code = "from scalewall.cli.app import main; main()"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          check=False)
+
+
+def test_estimate_json_keys() -> None:
+    result = cli("estimate", "--model", "llama3-8b", "--gpu", "h100-sxm-80gb", "--gpus", "64",
+                 "--tp", "2", "--pp", "1", "--global-batch", "256", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    for key in ("step_time_s", "tokens_per_s", "mfu", "hfu", "model_tflops_per_gpu",
+                "hardware_tflops_per_gpu", "fits", "memory", "breakdown"):
+        assert key in data
+    assert data["plan"]["dp"] == 32
+    assert abs(sum(data["breakdown"].values()) - data["step_time_s"]) < 1e-9
+
+
+def test_hf_config_and_inline_model(tmp_path: Path) -> None:
+    cfg = {"hidden_size": 2048, "num_attention_heads": 16, "num_key_value_heads": 8,
+           "num_hidden_layers": 16, "intermediate_size": 8192, "vocab_size": 32000,
+           "hidden_act": "silu", "rms_norm_eps": 1e-5}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    for spec in (str(path), "custom:layers=16,hidden=2048,heads=16,kv_heads=8,ffn_hidden=8192,"
+                 "vocab=32000"):
+        result = cli("estimate", "--model", spec, "--gpu", "a100-sxm-80gb", "--gpus", "8",
+                     "--tp", "1", "--pp", "1", "--global-batch", "64", "--seq-len", "2048",
+                     "--json")
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["fits"] is True
+
+
+def test_invalid_plans_are_one_line_exit_2() -> None:
+    cases = [
+        (["--tp", "3"], "tp=3"),
+        (["--tp", "8", "--pp", "4", "--dp", "5"], "dp=5"),
+        (["--micro-batch", "3"], "micro_batch=3"),
+        (["--gpu", "h1000", "--gpus", "8"], "gpu"),
+        (["--recompute", "sometimes"], "recompute"),
+    ]
+    for extra, needle in cases:
+        result = cli("estimate", *extra)
+        assert result.returncode == 2, (extra, result.stderr)
+        assert needle in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in result.stderr
+
+
+def test_validate_json_shape() -> None:
+    result = cli("validate", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    first = data["cases"][0]
+    assert set(first) >= {"id", "metric", "published", "predicted", "error_frac", "chosen"}
+    assert "vtrain_multi" in data["groups"]
+
+
+def test_validate_rejects_unknown_format(tmp_path: Path) -> None:
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"format": "other/2", "cases": []}))
+    result = cli("validate", "--cases", str(path))
+    assert result.returncode == 2
+    assert "format" in result.stderr

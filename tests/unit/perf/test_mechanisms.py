@@ -1,0 +1,123 @@
+"""Each mechanism of the step model, checked against numbers derived by hand."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from scalewall import catalog
+from scalewall.catalog.schema import Fabric, ModelSpec
+from scalewall.perf import collectives as coll
+from scalewall.perf.assumptions import Efficiency, Stack, preset
+from scalewall.perf.batch import PlanBatch
+from scalewall.perf.step import StepArrays, step_model
+from scalewall.plan.plan import ParallelPlan
+from scalewall.plan.topology import Cluster, make_cluster
+
+EFF = Efficiency()
+MIB = 2.0**20
+
+
+def run(model: ModelSpec, cluster: Cluster, *plans: ParallelPlan,
+        stack: Stack | None = None) -> StepArrays:
+    batch = PlanBatch.from_plans(model, list(plans))
+    return step_model(model, cluster, batch, EFF, stack or Stack())
+
+
+def one(x: float) -> np.ndarray:
+    return np.array([x])
+
+
+def test_tp_inside_a_node_vs_across_nodes(h100_1024: Cluster) -> None:
+    message = 256 * MIB
+    inside = coll.reduce_scatter_time_s(h100_1024, EFF, one(8), one(1), one(message))[0]
+    across = coll.reduce_scatter_time_s(h100_1024, EFF, one(16), one(1), one(message))[0]
+    # Inside: launch 20 us + (8-1)/8 x 256 MiB / (450 GB/s x 0.80) + 7 ring steps x 1 us
+    #   = 20 + 652.4 + 7 = 679.4 us.
+    assert inside == pytest.approx(20e-6 + 7 / 8 * message / 360e9 + 7e-6, rel=1e-9)
+    assert inside == pytest.approx(679.4e-6, rel=1e-3)
+    # Across two nodes: the same NVLink level, then 2 nodes over the NICs on a 1/8 shard:
+    #   (2-1)/2 x 32 MiB / (50 GB/s x 0.92) = 364.7 us, one ring step 4 us + 2 x 130 ns.
+    second = 0.5 * message / 8 / 46e9 + 4e-6 + 2 * 130e-9
+    assert across == pytest.approx(inside + second, rel=1e-9)
+    assert across / inside == pytest.approx(1.543, rel=1e-3)
+
+
+def test_interleaving_halves_the_bubble(llama70b: ModelSpec, h100_1024: Cluster) -> None:
+    base = ParallelPlan(tp=8, pp=4, dp=32, micro_batch=1, global_batch=256, seq_len=4096)
+    out = run(llama70b, h100_1024, base, replace(base, vpp=2), replace(base, vpp=4))
+    bubble = out.breakdown_s["pipeline_bubble"]
+    # Bubble = (t_sum - t_max) / vpp: the interleaved schedule of Narayanan et al. (SC'21)
+    # shrinks the (p-1) stage-times of fill and drain by the number of virtual stages.
+    assert bubble[1] == pytest.approx(bubble[0] / 2, rel=1e-9)
+    assert bubble[2] == pytest.approx(bubble[0] / 4, rel=1e-9)
+    assert out.step_time_s[2] < out.step_time_s[0]
+
+
+def test_full_recompute_trades_memory_for_time(llama70b: ModelSpec, h100_1024: Cluster) -> None:
+    plan = ParallelPlan(tp=8, pp=4, dp=32, micro_batch=1, global_batch=256, seq_len=4096,
+                        recompute="selective")
+    out = run(llama70b, h100_1024, plan, replace(plan, recompute="full"))
+    # Full recompute keeps only each layer's input: 2 bytes x s x b x h / t (SP) per layer, for
+    # the 20 layers of the first stage times the 4 micro-batches in flight:
+    #   2 x 4096 x 8192 / 8 x 20 x 4 = 671,088,640 bytes.
+    assert out.memory_bytes["activations"][1] == pytest.approx(671_088_640, rel=1e-12)
+    assert out.memory_bytes["activations"][1] < out.memory_bytes["activations"][0] / 10
+    # and pays one more forward pass per layer in the backward pass.
+    assert out.breakdown_s["recompute"][1] > 0.25 * out.breakdown_s["compute"][1]
+    assert out.step_time_s[1] > out.step_time_s[0] * 1.2
+
+
+def test_zero_stages_shrink_memory(llama70b: ModelSpec, h100_1024: Cluster) -> None:
+    plan = ParallelPlan(tp=8, pp=4, dp=32, micro_batch=1, global_batch=256, seq_len=4096, zero=0)
+    out = run(llama70b, h100_1024, *(replace(plan, zero=z) for z in range(4)))
+    mem = out.memory_bytes
+    # ZeRO-1 shards the 12 bytes/param of optimizer state over dp=32, ZeRO-2 the 4-byte fp32
+    # gradients, ZeRO-3 the 2-byte weights (Rajbhandari et al. 2020, Fig. 1).
+    assert mem["optimizer_state"][1] == pytest.approx(mem["optimizer_state"][0] / 32, rel=1e-12)
+    assert mem["gradients"][2] == pytest.approx(mem["gradients"][1] / 32, rel=1e-12)
+    assert mem["weights"][3] == pytest.approx(mem["weights"][2] / 32, rel=1e-12)
+    totals = out.memory_total_bytes
+    assert totals[0] > totals[1] > totals[2] > totals[3]
+    # First stage: 20 layers + the 128,256 x 8192 embedding, / tp 8. One layer: attention
+    # 8192 x 128 x (64 + 2 x 8) + 64 x 128 x 8192 = 150,994,944; SwiGLU 3 x 8192 x 28672 =
+    # 704,643,072; two RMSNorms 16,384: 855,654,400.
+    params = (20 * 855_654_400 + 128_256 * 8192) / 8
+    assert mem["weights"][0] == pytest.approx(2 * params, rel=1e-12)
+
+
+def _oversubscribed(ratio: float, pod_gpus: int = 256) -> Cluster:
+    fabric = Fabric(id="t", name="t", link="ib-ndr", wiring="rail-optimized", tiers=3,
+                    oversubscription=[1.0, ratio], leaf_gpus=16, pod_gpus=pod_gpus,
+                    source="test")
+    return make_cluster(system=catalog.system("dgx-h100"), fabric=fabric, num_gpus=512)
+
+
+def test_oversubscription_slows_dp_across_pods() -> None:
+    full, thin = _oversubscribed(1.0), _oversubscribed(4.0)
+    grads = 1e9
+    # A DP group of 2 ranks 256 apart crosses the core tier only: ring all-reduce
+    # 2 x (1/2) x 1 GB / (50 GB/s x 0.92 / oversubscription) + 2 steps x (4 us + 5 x 2 x 130 ns).
+    for cluster, ratio in ((full, 1.0), (thin, 4.0)):
+        got = coll.allreduce_time_s(cluster, EFF, one(2), one(256), one(grads))[0]
+        expect = 20e-6 + grads / (46e9 / ratio) + 2 * (4e-6 + 10 * 130e-9)
+        assert got == pytest.approx(expect, rel=1e-9)
+    model = catalog.model("llama3-8b")
+    plan = ParallelPlan(tp=8, pp=1, dp=64, micro_batch=1, global_batch=128, seq_len=8192)
+    # With 32-GPU pods a DP group of 64 (stride tp=8) has 4 ranks per pod, so a quarter of the
+    # gradient crosses the core, over 16 pods. Without overlap the whole reduction shows.
+    full, thin = _oversubscribed(1.0, pod_gpus=32), _oversubscribed(4.0, pod_gpus=32)
+    stack = preset("megatron-core-no-overlap")
+    slow = run(model, thin, plan, stack=stack).breakdown_s["dp_comm"][0]
+    fast = run(model, full, plan, stack=stack).breakdown_s["dp_comm"][0]
+    assert slow > 1.5 * fast
+
+
+def test_breakdown_adds_up(llama70b: ModelSpec, h100_1024: Cluster) -> None:
+    plan = ParallelPlan(tp=8, pp=4, vpp=2, dp=32, micro_batch=1, global_batch=256, seq_len=4096)
+    out = run(llama70b, h100_1024, plan)
+    total = sum(v[0] for v in out.breakdown_s.values())
+    assert total == pytest.approx(out.step_time_s[0], rel=1e-12)
+    assert 0.2 < out.mfu[0] < 0.7
