@@ -34,7 +34,7 @@ class Efficiency:
     """Fraction of the dense tensor peak reached by fused (flash) attention, forward and backward
     together (FlashAttention-2 reports 50-73% of peak forward and lower backward on A100;
     Dao 2023)."""
-    gemm_sustained_ratio: float = 0.87
+    gemm_sustained_ratio: float = 0.91
     """GEMM rate inside a training step over the accelerator's best-shape microbenchmark ceiling
     (``gemm_max_frac``): library heuristics on arbitrary shapes, clocks settling at the power
     limit over a whole step. Calibrated once on the published runs (``scalewall validate``)."""
@@ -73,6 +73,17 @@ class Efficiency:
     pp_p2p_sync_s: float = 50e-6
     """Handshake of one pipeline send/receive pair that no overlap hides (posting the
     operations, waiting for the peer): paid per micro-batch, per virtual stage, per direction."""
+    ecmp_flows_per_path: float = 16.0
+    """Flows a collective spreads over each hashed path (NCCL channels x queue pairs; Meta's
+    enhanced ECMP hashes extra header fields to the same end, Llama 3 report Sec. 3.3.1).
+    With k flows per path over U paths the busiest path carries about
+    1 + sqrt(2 ln U / k) times the mean (Raab and Steger 1998, balls into bins, m >> n)."""
+    rank_jitter_cv: float = 0.01
+    """Coefficient of variation of one healthy rank's compute time per step. Synchronous
+    training waits for the slowest of N ranks: E[max] of N normals ~ sqrt(2 ln N) standard
+    deviations (Gumbel limit). The ByteDance straggler study (OSDI'25, arXiv 2505.05713) bounds
+    it: 10.4% of GPU-hours lost overall, most of it to persistent slow nodes and data skew that
+    healthy-rank jitter excludes; 1% gives 3-4% at 1K-16K ranks."""
     overlap_compute_slowdown_frac: float = 0.0
     """Compute time lost per second of communication hidden behind it: collective kernels
     occupy SMs (NCCL uses up to 32 of 132 on H100) and share HBM bandwidth. The published runs

@@ -13,6 +13,8 @@ bus-bandwidth factors of nccl-tests (NVIDIA/nccl-tests doc/PERFORMANCE.md): all-
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -22,9 +24,16 @@ from scalewall.plan.topology import Cluster, Tier
 FloatArray = NDArray[np.float64]
 
 
+def hash_imbalance(tier: Tier, eff: Efficiency) -> float:
+    """Load of the busiest hashed path over the mean (1 with adaptive routing)."""
+    if tier.hashed_paths <= 1:
+        return 1.0
+    return 1.0 + math.sqrt(2.0 * math.log(tier.hashed_paths) / eff.ecmp_flows_per_path)
+
+
 def _bandwidth(tier: Tier, eff: Efficiency) -> float:
     factor = eff.scale_up_bw_efficiency if tier.scale_up else eff.scale_out_bw_efficiency
-    return tier.bytes_per_s_per_gpu * factor
+    return tier.bytes_per_s_per_gpu * factor / hash_imbalance(tier, eff)
 
 
 def _step_latency(tier: Tier, eff: Efficiency) -> float:
