@@ -6,11 +6,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from scalewall.catalog.schema import ModelSpec
-from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.cluster import resolve_cluster
+from scalewall.perf.assumptions import Efficiency, Stack, preset
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import step_model
 from scalewall.plan.plan import ParallelPlan, validate
 from scalewall.plan.topology import Cluster
+from scalewall.workload.user import model_from_args
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,11 +49,11 @@ class StepEstimate:
 
 
 def estimate(
-    model: ModelSpec,
-    cluster: Cluster,
+    model: ModelSpec | str,
+    cluster: Cluster | str,
     plan: ParallelPlan,
     *,
-    stack: Stack | None = None,
+    stack: Stack | str | None = None,
     efficiency: Efficiency | None = None,
 ) -> StepEstimate:
     """Predict one training step of ``model`` on ``cluster`` with ``plan``.
@@ -59,6 +61,12 @@ def estimate(
     Raises SpecError for an invalid plan; a plan that does not fit in memory is a result with
     ``fits=False``.
     """
+    if isinstance(model, str):
+        model = model_from_args(model)
+    if isinstance(cluster, str):
+        cluster = resolve_cluster(cluster)
+    if isinstance(stack, str):
+        stack = preset(stack)
     validate(model, plan, cluster.num_gpus)
     batch = PlanBatch.from_plans(model, [plan])
     out = step_model(model, cluster, batch, efficiency or Efficiency(), stack or Stack())
