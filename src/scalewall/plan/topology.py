@@ -29,6 +29,9 @@ class Tier:
     """Switch latency of one traversal up to this tier and back down."""
     in_network_reduction: bool
     scale_up: bool
+    hashed_paths: int = 0
+    """Equal-cost uplinks a flow is hashed over when it crosses this tier (static ECMP on
+    Ethernet); 0 where the fabric routes adaptively (InfiniBand) or inside a switch."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,9 +127,14 @@ def build_tiers(
             break
         if level >= 1:
             oversub *= fabric.oversubscription[level - 1]
+        hashed = 0
+        if level >= 1 and link.transport == "roce":
+            below = tiers[-1].span_gpus * system.nics_per_node / system.gpus_per_node
+            hashed = max(int(below / fabric.oversubscription[level - 1]), 1)
         tiers.append(
             Tier(
                 name=name,
+                hashed_paths=hashed,
                 span_gpus=max(min(spans[level], num_gpus), tiers[-1].span_gpus),
                 bytes_per_s_per_gpu=per_gpu / oversub,
                 hop_latency_s=2.0 * (2 * level + 1) * link.switch_latency_s,
