@@ -44,6 +44,8 @@ class PlacementSummary:
 
 def summarize(cluster: Cluster, placement: Placement) -> PlacementSummary:
     """Count the nodes, scale-up domains, racks and pods a placement touches."""
+    if len(placement.nodes) == 1:
+        return ONE_NODE
     nodes = np.asarray(placement.nodes, dtype=np.int64)
     return PlacementSummary(
         num_nodes=len(set(placement.nodes)),
@@ -51,6 +53,9 @@ def summarize(cluster: Cluster, placement: Placement) -> PlacementSummary:
         num_racks=int(np.unique(cluster.rack[nodes]).size),
         num_pods=int(np.unique(cluster.pod[nodes]).size),
     )
+
+
+ONE_NODE = PlacementSummary(num_nodes=1, num_domains=1, num_racks=1, num_pods=1)
 
 
 class DurationModel(Protocol):

@@ -149,6 +149,11 @@ class Simulation:
         self.spares: list[int] = []
         self.isolated: set[int] = set()
         self.lost_by_kind = {"failure": 0.0, "preemption": 0.0}
+        self._dirty = True
+        """Something a queue pass depends on changed since the last pass (an arrival, freed or
+        returned capacity). Without a change a pass would start nothing: no policy's choice
+        gets easier as time passes alone (backfill's "ends before the shadow time" only gets
+        harder), so passes on unchanged state are skipped."""
 
     # ----- SchedulerView -------------------------------------------------------------------
     @property
@@ -181,7 +186,7 @@ class Simulation:
 
     @property
     def free_gpu_milli(self) -> int:
-        return int(self.cluster.gpu_free_milli[self.cluster.schedulable].sum())
+        return int(self.cluster.node_free_milli[self.cluster.schedulable].sum())
 
     @property
     def total_gpu_milli(self) -> int:
@@ -273,6 +278,7 @@ class Simulation:
         self._account(job, placement, -1)
         self._borrowed.discard(job)
         ran = self.now - self._running.pop(job)
+        self._dirty = True
         gpus = self.requests[job].gpu_demand_milli / GPU_MILLI
         self.state.metered_gpu_s[job] += ran * gpus
         self.state.epoch[job] += 1
@@ -313,6 +319,7 @@ class Simulation:
             if self.spares:
                 spare = self.spares.pop(0)
                 self.cluster.set_schedulable(spare, True)
+                self._dirty = True
                 self._schedule_failure(spare)
                 self.events.append((self.now, "spare_in", spare))
         else:
@@ -357,6 +364,7 @@ class Simulation:
         slot_cap = (np.arange(c.gpu_slots)[None, :] < c.gpu_count[:, None]) * GPU_MILLI
         assert np.array_equal(used + c.gpu_free_milli, slot_cap)
         assert np.array_equal(cpu + c.cpu_free, c.cpu_cap)
+        c.check_aggregates()
         assert not set(self._pending) & set(self._running)
         done = int(np.isfinite(self.state.end_s).sum())
         arrived = len(self._jobs) - self.arrivals_left
@@ -389,6 +397,7 @@ class Simulation:
             elif kind == ARRIVE:
                 self.arrivals_left -= 1
                 bisect.insort(self._pending, arg)
+                self._dirty = True
                 self.events.append((self.now, "arrive", arg))
             elif kind == FAIL:
                 if arg not in self.isolated and self.cluster.schedulable[arg]:
@@ -396,6 +405,7 @@ class Simulation:
             elif kind == REPAIR:
                 self.repairs_pending -= 1
                 self.cluster.set_schedulable(arg, True)
+                self._dirty = True
                 self._schedule_failure(arg)
                 self.events.append((self.now, "node_repair", arg))
             else:
@@ -403,7 +413,8 @@ class Simulation:
                 self._push(self.now + self.config.sample_interval_s, SAMPLE, 0)
                 if self.progress is not None:
                     self.progress(self.now)
-            if not self.heap or self.heap[0][0] > self.now:
+            if self._dirty and (not self.heap or self.heap[0][0] > self.now):
+                self._dirty = False
                 self.queue.schedule(self)  # once per instant, after all its events
             if self.config.check_invariants:
                 self._check()

@@ -44,11 +44,15 @@ class PlacementPolicy(Protocol):
 def feasible_nodes(cluster: Cluster, request: Request) -> BoolArray:
     """Nodes that can host the whole request alone: CPU, memory, GPU model and GPU capacity."""
     ok = cluster.schedulable & (cluster.cpu_free >= request.cpu_milli)
-    ok &= cluster.mem_free >= request.memory_bytes
+    if request.memory_bytes > 0:
+        ok &= cluster.mem_free >= request.memory_bytes
     if request.num_gpu > 0:
-        ok &= (cluster.model_bit & request.model_mask) != 0
-        fits = (cluster.gpu_free_milli >= request.gpu_milli).sum(axis=1)
-        ok &= fits >= request.num_gpu
+        ok &= cluster.model_ok(request.model_mask)
+        if request.gpu_milli >= GPU_MILLI:
+            ok &= cluster.whole_free >= request.num_gpu
+        else:
+            fits = (cluster.gpu_free_milli >= request.gpu_milli).sum(axis=1)
+            ok &= fits >= request.num_gpu
     return ok
 
 
@@ -119,21 +123,29 @@ class ScoredPlacement:
         """Whole free GPUs each node can give this gang, limited by its CPU and memory share."""
         per_gpu_cpu = -(-request.cpu_milli // request.num_gpu)
         per_gpu_mem = -(-request.memory_bytes // request.num_gpu)
-        full = (cluster.gpu_free_milli >= GPU_MILLI).sum(axis=1)
-        cap = np.minimum(full, cluster.cpu_free // max(per_gpu_cpu, 1))
-        cap = np.minimum(cap, cluster.mem_free // max(per_gpu_mem, 1))
-        ok = cluster.schedulable & ((cluster.model_bit & request.model_mask) != 0)
+        cap = np.minimum(cluster.whole_free, cluster.cpu_free // max(per_gpu_cpu, 1))
+        if per_gpu_mem > 0:
+            cap = np.minimum(cap, cluster.mem_free // per_gpu_mem)
+        ok = cluster.schedulable & cluster.model_ok(request.model_mask)
         return np.where(ok, cap, 0).astype(np.int64)
 
-    def gang_order(self, cluster: Cluster, cap: IntArray, cand: IntArray) -> IntArray:
-        """Nodes in the order a gang fills them: most free GPUs first, then the run's order."""
-        return cand[np.lexsort((self.rank[cand], -cap[cand]))]
+    def gang_order(self, cluster: Cluster, cap: IntArray, cand: IntArray, need: int) -> IntArray:
+        """The first nodes a gang of ``need`` GPUs fills, in order: most free GPUs first, then
+        the run's node order. ``cand`` all have ``cap >= 1``, so ``need`` nodes always suffice
+        and only that many are sorted (a partial sort, not a full one of 12,500 nodes)."""
+        # rank is a permutation, so the combined key is unique and orders as (-cap, rank).
+        key = -cap[cand] * max(self.rank.size, 1) + self.rank[cand]
+        if need < cand.size:
+            part = np.argpartition(key, need - 1)[:need]
+            return cand[part[np.argsort(key[part])]]
+        return cand[np.argsort(key)]
 
     def place_gang(self, cluster: Cluster, request: Request) -> Placement | None:
         cap = self.gang_capacity(cluster, request)
         if int(cap.sum()) < request.num_gpu:
             return None
-        return fill_gang(cluster, request, cap, self.gang_order(cluster, cap, np.flatnonzero(cap)))
+        order = self.gang_order(cluster, cap, np.flatnonzero(cap), request.num_gpu)
+        return fill_gang(cluster, request, cap, order)
 
 
 def fill_gang(cluster: Cluster, request: Request, cap: IntArray, order: IntArray) -> Placement:

@@ -25,9 +25,9 @@ class BestFitPlacement(ScoredPlacement):
     """Weight of the CPU term (the GPU term gets ``1 - cpu_weight``)."""
 
     def node_scores(self, cluster: Cluster, request: Request, cand: IntArray) -> FloatArray:
-        max_cpu = max(int(cluster.cpu_cap.max()), 1)
-        max_gpu = max(int(cluster.gpu_count.max()) * GPU_MILLI, 1)
-        gpu_free = cluster.gpu_free_milli[cand].sum(axis=1)
+        max_cpu = max(cluster.max_cpu_milli, 1)
+        max_gpu = max(cluster.gpu_slots * GPU_MILLI, 1)
+        gpu_free = cluster.node_free_milli[cand]
         cpu_left = (cluster.cpu_free[cand] - request.cpu_milli) / max_cpu
         gpu_left = (gpu_free - request.gpu_demand_milli) / max_gpu
         return np.asarray(self.cpu_weight * cpu_left + (1 - self.cpu_weight) * gpu_left)

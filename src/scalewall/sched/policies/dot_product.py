@@ -23,7 +23,7 @@ class DotProductPlacement(ScoredPlacement):
     def node_scores(self, cluster: Cluster, request: Request, cand: IntArray) -> FloatArray:
         cpu_cap = np.maximum(cluster.cpu_cap[cand], 1)
         gpu_cap = np.maximum(cluster.gpu_count[cand] * GPU_MILLI, 1)
-        gpu_free = cluster.gpu_free_milli[cand].sum(axis=1)
+        gpu_free = cluster.node_free_milli[cand]
         cpu_term = (cluster.cpu_free[cand] / cpu_cap) * (request.cpu_milli / cpu_cap)
         gpu_term = (gpu_free / gpu_cap) * (request.gpu_demand_milli / gpu_cap)
         return np.asarray((cpu_term + gpu_term) / 2.0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scalewall.sched.policies.queueing import SchedulerView, register_queue, start_in_order
+from scalewall.sched.policies.queueing import SchedulerView, register_queue
 
 
 @register_queue("fifo")
@@ -12,4 +12,6 @@ class FifoQueue:
     name = "fifo"
 
     def schedule(self, view: SchedulerView) -> None:
-        start_in_order(view, list(view.pending))
+        pending = view.pending  # try_start removes a started job from it
+        while pending and view.try_start(pending[0]):
+            pass

@@ -51,4 +51,4 @@ class GpuClusteringPlacement(ScoredPlacement):
         kinds = (counts > 0).sum(axis=1)
         tier = np.where(mine, np.where(kinds == 1, 0.0, 1.0), np.where(kinds == 0, 2.0, 3.0))
         span = max(cluster.gpu_slots * GPU_MILLI, 1)
-        return np.asarray(tier + cluster.gpu_free_milli[cand].sum(axis=1) / (span + 1))
+        return np.asarray(tier + cluster.node_free_milli[cand] / (span + 1))

@@ -27,7 +27,7 @@ class TopologyPlacement(ScoredPlacement):
     name = "topology"
 
     def node_scores(self, cluster: Cluster, request: Request, cand: IntArray) -> FloatArray:
-        node_free = cluster.gpu_free_milli.sum(axis=1)
+        node_free = cluster.node_free_milli
         rack_free = np.bincount(cluster.rack, weights=node_free * cluster.schedulable)
         scale = float(node_free.max(initial=0)) + 1.0
         return np.asarray(rack_free[cluster.rack[cand]] * scale + node_free[cand])
@@ -43,7 +43,8 @@ class TopologyPlacement(ScoredPlacement):
             if fits.size:
                 best = int(fits[np.argmin(group_cap[fits])])
                 cand = np.flatnonzero((group == best) & (cap > 0))
-                return fill_gang(cluster, request, cap, self.gang_order(cluster, cap, cand))
+                order = self.gang_order(cluster, cap, cand, need)
+                return fill_gang(cluster, request, cap, order)
         rack_cap = np.bincount(cluster.rack, weights=cap)
         cand = np.flatnonzero(cap > 0)
         order = cand[np.lexsort((self.rank[cand], -cap[cand], -rack_cap[cluster.rack[cand]]))]
