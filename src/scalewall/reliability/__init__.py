@@ -1,7 +1,8 @@
 """Reliability and goodput: failure rates by component, checkpoint cost by storage tier,
 checkpoint intervals, and goodput analytically and by Monte Carlo.
 
-Entry point: ``goodput(GoodputInputs(...), monte_carlo_runs=..., seed=...)``.
+Entry point: ``goodput(GoodputInputs(...), monte_carlo_runs=..., seed=...)``. Search objective:
+``goodput_tokens_per_s`` (`GoodputTokensPerSecond`), tokens/s times goodput.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from scalewall.reliability.interval import (
     optimal_interval_s,
     young_interval_s,
 )
+from scalewall.reliability.objective import GoodputTokensPerSecond
 from scalewall.reliability.specs import FailureRates, StorageTier
 from scalewall.reliability.whatif import (
     bandwidth_table,
@@ -51,6 +53,7 @@ __all__ = [
     "GoodputInputs",
     "GoodputModel",
     "GoodputResult",
+    "GoodputTokensPerSecond",
     "InterruptionRates",
     "JobFootprint",
     "MonteCarloResult",

@@ -46,17 +46,43 @@ def goodput_inputs(
 ) -> GoodputInputs:
     """Inputs for `goodput` of ``plan`` (its GPUs, not the whole cluster) on ``cluster``.
 
-    The checkpoint is written by every rank when the optimizer state is sharded (ZeRO >= 1,
-    Megatron's distributed optimizer), else by data-parallel replica 0. ``options`` are the other
-    `GoodputInputs` fields (storage, failure_rates, interval_s, step_s, spare_nodes, ...).
+    ``options`` are the other `GoodputInputs` fields (storage, failure_rates, interval_s, step_s,
+    spare_nodes, ...).
     """
-    gpus = plan.num_gpus
+    return sharded_inputs(
+        model,
+        cluster,
+        gpus=plan.num_gpus,
+        tp=plan.tp,
+        pp=plan.pp,
+        zero=plan.zero,
+        run_s=run_s,
+        **options,
+    )
+
+
+def sharded_inputs(
+    model: ModelSpec,
+    cluster: Cluster,
+    *,
+    gpus: int,
+    tp: int,
+    pp: int,
+    zero: int,
+    run_s: float,
+    **options: Any,
+) -> GoodputInputs:
+    """`GoodputInputs` from the only plan fields goodput depends on besides the step time.
+
+    The checkpoint is written by every rank when the optimizer state is sharded (ZeRO >= 1,
+    Megatron's distributed optimizer), else by data-parallel replica 0 (``tp x pp`` ranks).
+    """
     layout = CheckpointLayout(
         params=param_count(model),
         gpus=gpus,
         gpus_per_node=cluster.gpus_per_node,
-        tp=plan.tp,
-        pp=plan.pp,
-        fully_parallel_save=plan.zero >= 1,
+        tp=tp,
+        pp=pp,
+        fully_parallel_save=zero >= 1,
     )
     return GoodputInputs(job=job_footprint(cluster, gpus), layout=layout, run_s=run_s, **options)

@@ -26,11 +26,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy import stats
 
 from scalewall.errors import SpecError
 from scalewall.reliability.failures import InterruptionRates
 from scalewall.units import DAY_S, HOUR_S
+
+FloatArray = NDArray[np.float64]
 
 LOSS_KINDS = ("failed_work", "checkpoint", "restart", "planned")
 """Where GPU time goes besides useful training."""
@@ -111,6 +114,23 @@ class GoodputModel:
         unexpected = interval_s / self.segment_wall_s(interval_s)
         planned = 1.0 - self.rates.planned_per_s * self.planned_cost_s(interval_s)
         return max(unexpected * planned, 0.0)
+
+    def goodput_fracs(self, interval_s: FloatArray) -> FloatArray:
+        """`goodput_frac` over an array of intervals (the same formula, element-wise)."""
+        tau = np.asarray(interval_s, dtype=np.float64)
+        if not np.all(tau > 0):
+            raise SpecError("interval_s", float(np.min(tau)), "must be > 0")
+        stall = (
+            self.blocking_s
+            if self.persist_s == 0
+            else np.maximum(self.blocking_s, self.persist_s - tau)
+        )
+        a = tau + stall
+        lam = self.rates.unexpected_per_s
+        segment = a if lam == 0 else np.expm1(lam * a) / (lam * self._q())
+        planned = 1.0 - self.rates.planned_per_s * (stall + self.planned_restart_s)
+        result: FloatArray = np.maximum(tau / segment * planned, 0.0)
+        return result
 
     def loss_fracs(self, interval_s: float) -> dict[str, float]:
         """Fraction of wall time lost by kind (`LOSS_KINDS`), analytic.

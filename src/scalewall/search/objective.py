@@ -3,11 +3,13 @@
 An objective turns the step model's arrays into one score per plan, higher is better, and says
 how to show the score to a person. Built in: ``tokens_per_s`` (default) and ``time_to_train``
 (a token budget over the throughput). Cost- or goodput-aware objectives register themselves
-with ``register_objective`` from their own packages, so the search never imports them.
+with ``register_objective`` from their own packages, so the search never imports them; the
+modules in ``PLUGIN_MODULES`` are imported the first time the registry is read.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -95,17 +97,32 @@ _REGISTRY: dict[str, ObjectiveFactory] = {
 }
 
 
+PLUGIN_MODULES = ("scalewall.reliability.objective",)
+"""Modules that register objectives on import (``goodput_tokens_per_s``)."""
+_plugins_loaded = False
+
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if not _plugins_loaded:
+        _plugins_loaded = True
+        for module in PLUGIN_MODULES:
+            importlib.import_module(module)
+
+
 def register_objective(name: str, factory: ObjectiveFactory) -> None:
     """Make ``factory()`` available as ``objective(name)`` (for cost, goodput, ...)."""
     _REGISTRY[name] = factory
 
 
 def objective_names() -> list[str]:
+    _load_plugins()
     return sorted(_REGISTRY)
 
 
 def objective(name: str) -> Objective:
     """The registered objective called ``name``."""
+    _load_plugins()
     if name not in _REGISTRY:
         raise SpecError("objective", name, f"one of {', '.join(objective_names())}")
     return _REGISTRY[name]()
