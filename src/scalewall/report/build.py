@@ -1,0 +1,315 @@
+"""The numbers behind a report: per cluster option a scale-wall sweep with goodput and cost at
+every size, the best plan's memory, failures and checkpoints, the network bill of materials, the
+largest candidate model that trains within the target time; and a staged growth path.
+
+Everything here is language-neutral, JSON-ready data in SI units; `scalewall.report.content`
+turns it into text and tables in one language.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scalewall.api import estimate
+from scalewall.catalog.schema import ModelSpec
+from scalewall.cost import (
+    PriceBook,
+    Tco,
+    TcoOptions,
+    Throughput,
+    hardware_from_cluster,
+    load_prices,
+    tco,
+    training_cost,
+)
+from scalewall.errors import ScalewallError
+from scalewall.plan.plan import ParallelPlan
+from scalewall.plan.topology import Cluster
+from scalewall.reliability import GoodputResult, goodput, spares_table
+from scalewall.reliability.adapter import goodput_inputs
+from scalewall.report.advice import growth_path, scheduling_needs, spares_needed
+from scalewall.report.scenario import SWEEP_HEADROOM, ClusterOption, Scenario
+from scalewall.search import search
+from scalewall.sweep import (
+    DEFAULT_KNEE_THRESHOLD,
+    ClusterDesign,
+    SerialExecutor,
+    cluster_design,
+    find_knee,
+    wall,
+)
+from scalewall.units import DAY_S
+from scalewall.workload import param_count
+from scalewall.workload.user import model_from_args
+
+SCHEMA = "scalewall-report/1"
+J_PER_MWH = 3.6e9
+YEAR_S = 365.25 * DAY_S
+
+
+@dataclass(frozen=True, kw_only=True)
+class Report:
+    """A built report: the scenario and its numbers (``data``, JSON-ready, SI units)."""
+
+    scenario: Scenario
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Context:
+    scenario: Scenario
+    model: ModelSpec
+    prices: PriceBook
+
+
+def build_report(scenario: Scenario | None = None) -> Report:
+    """Run every sweep, search, goodput and cost model the report shows."""
+    scenario = scenario or Scenario()
+    ctx = _Context(
+        scenario=scenario,
+        model=model_from_args(scenario.model),
+        prices=load_prices(list(scenario.prices)),
+    )
+    largest = scenario.largest
+    options = [_option_data(ctx, o, growth=o is largest) for o in scenario.options]
+    big = options[scenario.options.index(largest)]
+    data = {
+        "schema": SCHEMA,
+        "scenario": scenario.to_dict(),
+        "model": {"id": ctx.model.id, "name": ctx.model.name, "params": param_count(ctx.model)},
+        "options": options,
+        "growth": growth_path(big["sweep"]["rows"], scenario.growth),
+    }
+    return Report(scenario=scenario, data=data)
+
+
+def _design(option: ClusterOption) -> ClusterDesign:
+    return cluster_design(option.cluster, option.gpu)
+
+
+def _buildable(design: ClusterDesign, sizes: set[int]) -> list[int]:
+    """The sizes the design's fabric can build (a 2-tier fabric stops at its capacity)."""
+    out = []
+    for gpus in sorted(sizes):
+        try:
+            design.at(gpus)
+        except ScalewallError:
+            continue
+        out.append(gpus)
+    return out
+
+
+def _option_data(ctx: _Context, option: ClusterOption, *, growth: bool) -> dict[str, Any]:
+    design = _design(option)
+    design.at(option.gpus)  # an option its fabric cannot build is a user error
+    wanted = {s for s in ctx.scenario.sizes if s <= SWEEP_HEADROOM * option.gpus}
+    wanted |= {option.gpus} | (set(ctx.scenario.growth) if growth else set())
+    sweep = _sweep(ctx, option, design, _buildable(design, wanted))
+    row = next((r for r in sweep["rows"] if r["gpus"] == option.gpus), None)
+    if row is None:
+        raise ScalewallError(f"option {option.label!r}: no plan fits at {option.gpus} GPUs")
+    cluster = design.at(option.gpus)
+    plan = ParallelPlan(**row["plan"])
+    result = _goodput(ctx, cluster, plan, row)
+    cost = _tco(ctx, cluster, row, result.goodput_frac)
+    run = training_cost(cost, ctx.scenario.token_budget)
+    spares = spares_needed(spares_table(result.inputs))
+    reliability = {**result.to_dict(), "loss_fracs": result.loss_fracs, "spare_nodes": spares}
+    return {
+        "name": option.label,
+        "design": design.name or f"{design.system.id} + {design.fabric.id}",
+        "accelerator": design.accelerator.id,
+        "gpus": option.gpus,
+        "nodes": cluster.num_nodes,
+        "sweep": sweep,
+        "best": _best(ctx, cluster, plan, row),
+        "reliability": reliability,
+        "cost": _cost_data(cost),
+        "training": {
+            "token_budget": ctx.scenario.token_budget,
+            "calendar_s": run.calendar_s,
+            "owned_usd": run.owned_usd,
+            "rental_usd": run.rental_usd,
+            "energy_mwh": run.energy_j / J_PER_MWH,
+        },
+        "bom": _bom_data(cost),
+        "candidates": _candidates(ctx, cluster),
+        "scheduling": scheduling_needs(cluster.num_nodes, cost.bom.switch_tiers, reliability),
+    }
+
+
+def _sweep(
+    ctx: _Context, option: ClusterOption, design: ClusterDesign, sizes: list[int]
+) -> dict[str, Any]:
+    """The scale-wall sweep with goodput (scenario storage and failure rates) and cost per
+    token added at every size; the knee found with the goodput loss included."""
+    result = wall(
+        ctx.model,
+        option.cluster,
+        gpu=option.gpu,
+        sizes=sizes,
+        global_batch_tokens=ctx.scenario.global_batch_tokens,
+        token_budget=ctx.scenario.token_budget,
+        executor=SerialExecutor(),
+    )
+    rows = []
+    for row in result.rows:
+        if not row["found"]:
+            continue
+        cluster = design.at(row["gpus"])
+        gp = _goodput(ctx, cluster, ParallelPlan(**row["plan"]), row)
+        cost = _tco(ctx, cluster, row, gp.goodput_frac)
+        loss = {**row["loss_fracs"], "goodput": 1.0 - gp.goodput_frac}
+        rows.append(
+            {
+                **{k: v for k, v in row.items() if k not in ("loss_fracs", "limit_line")},
+                "loss_fracs": loss,
+                "goodput_frac": gp.goodput_frac,
+                "goodput_loss_fracs": gp.loss_fracs,
+                "interruptions_per_day": gp.interruptions_per_day,
+                "checkpoint_write_s": gp.checkpoint.write_s,
+                "checkpoint_bytes": gp.checkpoint.total_bytes,
+                "restart_s": gp.restart_s,
+                "spare_nodes": spares_needed(spares_table(gp.inputs)),
+                "nodes": cluster.num_nodes,
+                "usd_per_million_tokens": cost.usd_per_million_tokens,
+                "usd_per_effective_pflop_day": cost.usd_per_effective_pflop_day,
+                "capex_usd": cost.capex.total_usd,
+                "network_capex_usd": cost.capex.category_usd("network"),
+                "switch_tiers": cost.bom.switch_tiers,
+                "switches": cost.bom.switches,
+                "bom_tiers": [t.name for t in cost.bom.tiers],
+            }
+        )
+    knee = find_knee(rows, DEFAULT_KNEE_THRESHOLD)
+    marginal = [r for r in rows if not math.isnan(r["marginal_efficiency_frac"])]
+    weakest = min(marginal, key=lambda r: r["marginal_efficiency_frac"], default=None)
+    return {
+        "design": result.cluster,
+        "settings": result.settings,
+        "knee_threshold": DEFAULT_KNEE_THRESHOLD,
+        "knee": knee.to_dict() if knee else None,
+        "weakest": None
+        if weakest is None
+        else {
+            "gpus": weakest["gpus"],
+            "marginal_efficiency_frac": weakest["marginal_efficiency_frac"],
+        },
+        "rows": rows,
+        "skipped": [
+            {"gpus": r["gpus"], "reason": r["reason"]} for r in result.rows if not r["found"]
+        ],
+    }
+
+
+def _goodput(
+    ctx: _Context, cluster: Cluster, plan: ParallelPlan, row: dict[str, Any]
+) -> GoodputResult:
+    run_s = ctx.scenario.token_budget / row["tokens_per_s"]
+    inputs = goodput_inputs(
+        ctx.model,
+        cluster,
+        plan,
+        run_s=run_s,
+        step_s=min(row["step_time_s"], run_s),
+        storage=ctx.scenario.storage,
+        failure_rates=ctx.scenario.failure_rates,
+    )
+    return goodput(inputs)
+
+
+def _tco(ctx: _Context, cluster: Cluster, row: dict[str, Any], goodput_frac: float) -> Tco:
+    throughput = Throughput(
+        tokens_per_s=row["tokens_per_s"], mfu_frac=row["mfu"], goodput_frac=goodput_frac
+    )
+    options = TcoOptions(facility=ctx.scenario.facility)
+    return tco(hardware_from_cluster(cluster), ctx.prices, throughput, options)
+
+
+def _best(
+    ctx: _Context, cluster: Cluster, plan: ParallelPlan, row: dict[str, Any]
+) -> dict[str, Any]:
+    est = estimate(ctx.model, cluster, plan)
+    keep = ("plan", "step_time_s", "tokens_per_s", "mfu", "hfu", "limiter", "comm_tier")
+    return {
+        **{k: row[k] for k in keep},
+        "memory_bytes": est.memory,
+        "memory_total_bytes": est.memory_total_bytes,
+        "hbm_bytes": est.hbm_bytes,
+        "breakdown_s": est.breakdown,
+    }
+
+
+def _cost_data(t: Tco) -> dict[str, Any]:
+    return {
+        "capex_usd": t.capex.total_usd,
+        "capex_by_category_usd": t.capex.to_dict()["by_category_usd"],
+        "opex_usd_per_year": t.opex.total_usd_per_s * YEAR_S,
+        "owned_usd_per_year": t.owned_usd_per_s * YEAR_S,
+        "usd_per_gpu_hour": t.usd_per_gpu_hour,
+        "rental_usd_per_gpu_hour": t.rental_usd_per_gpu_hour,
+        "usd_per_effective_pflop_day": t.usd_per_effective_pflop_day,
+        "usd_per_million_tokens": t.usd_per_million_tokens,
+        "rental_usd_per_million_tokens": t.rental_usd_per_million_tokens,
+        "it_capacity_w": t.power.it_capacity_w,
+        "facility_w": t.power.facility_w,
+    }
+
+
+def _bom_data(t: Tco) -> dict[str, Any]:
+    bom = t.bom
+    return {
+        "fabric": bom.fabric,
+        "link": bom.link,
+        "wiring": bom.wiring,
+        "switch_tiers": bom.switch_tiers,
+        "switches": bom.switches,
+        "transceivers": bom.transceivers,
+        "nics": bom.nics,
+        "network_capex_usd": t.capex.category_usd("network"),
+        "tiers": [dataclasses.asdict(tier) for tier in bom.tiers],
+    }
+
+
+def _candidates(ctx: _Context, cluster: Cluster) -> list[dict[str, Any]]:
+    """Each candidate model's best plan on the cluster and its days to train the token budget;
+    sorted by parameter count."""
+    ids = dict.fromkeys((*ctx.scenario.candidate_models, ctx.model.id))
+    out = []
+    for model_id in ids:
+        spec = ctx.model if model_id == ctx.model.id else model_from_args(model_id)
+        out.append(_candidate(ctx, spec, cluster))
+    out.sort(key=lambda c: c["params"])
+    for c in out:
+        c["in_target"] = c["fits"] and c["calendar_s"] <= ctx.scenario.target_s
+    return out
+
+
+def _candidate(ctx: _Context, spec: ModelSpec, cluster: Cluster) -> dict[str, Any]:
+    entry: dict[str, Any] = {"id": spec.id, "params": param_count(spec), "fits": False}
+    entry["calendar_s"] = math.inf
+    try:
+        result = search(
+            spec,
+            cluster,
+            global_batch_tokens=ctx.scenario.global_batch_tokens,
+            token_budget=ctx.scenario.token_budget,
+            top_k=1,
+        )
+    except ScalewallError as exc:
+        return {**entry, "reason": str(exc)}
+    best = result.best
+    if best is None:
+        return {**entry, "reason": result.reason}
+    row = {"tokens_per_s": best.tokens_per_s, "step_time_s": best.step_time_s}
+    gp = _goodput(ctx, cluster, best.plan, row).goodput_frac
+    calendar = ctx.scenario.token_budget / (best.tokens_per_s * gp)
+    return {**entry, "fits": True, "mfu": best.mfu, "goodput_frac": gp, "calendar_s": calendar}
+
+
+def report_path_default() -> Path:
+    return Path("report.html")

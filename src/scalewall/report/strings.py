@@ -1,0 +1,396 @@
+"""Every sentence and label of the report, one table per language (same keys, same fields).
+
+Templates use ``str.format`` fields; numbers with units arrive pre-formatted as strings.
+"""
+
+from __future__ import annotations
+
+from scalewall.errors import SpecError
+
+EN: dict[str, str] = {
+    "title": "Cluster decision report: {model}",
+    "subtitle": (
+        "{model} ({params}), {tokens} training tokens, {batch} tokens per step. Prices are "
+        "catalog data with a source and date (scalewall cost --list-prices)."
+    ),
+    "scenario_source": "Scenario: {source}",
+    "sec.summary": "Summary",
+    "sec.compare": "Side by side",
+    "sec.wall": "The scale wall",
+    "sec.efficiency": "MFU, goodput and cost per token against size",
+    "sec.losses": "Where each step goes",
+    "sec.memory": "Memory of the best plan",
+    "sec.failures": "Failures and checkpoints",
+    "sec.bom": "Network bill of materials",
+    "sec.growth": "Staged growth path",
+    "sec.method": "Method",
+    "wall.text": (
+        "Tokens/s of the best plan at each size (a new plan search per size) against linear "
+        "scaling from the smallest size. The knee is the first size where each added GPU brings "
+        "less than {threshold} of the smallest size's per-GPU rate; its cause is the loss that "
+        "grew most."
+    ),
+    "knee": "{name}: knee at {gpus} GPUs (marginal efficiency {marginal}); cause: {cause}.",
+    "no_knee": (
+        "{name}: no knee up to {max_gpus} GPUs; lowest marginal efficiency {marginal} at "
+        "{gpus} GPUs."
+    ),
+    "losses.text": (
+        "{name}: each step split into useful work (MFU) and named losses; goodput (failures, "
+        "checkpoints, restarts) on top. Fractions add up to one."
+    ),
+    "memory.text": "Bytes per GPU on the most loaded pipeline stage; the line is the HBM size.",
+    "failures.text": (
+        "One job filling each cluster, failure rates '{rates}', checkpoints to '{storage}', "
+        "interval at the goodput optimum."
+    ),
+    "growth.text": (
+        "Growing {design} in stages. Dominant: the largest loss at the stage (kernel "
+        "efficiency aside). Rising: the loss that grows most on the way to the next stage. "
+        "Invest: what to have in place before the next stage."
+    ),
+    "method.text": (
+        "Step time from scalewall's analytic step model with a full parallel-plan search per "
+        "size; goodput from the reliability model; cost from the TCO model ({facility} "
+        "facility). Reproduce: {command}"
+    ),
+    "col.option": "option",
+    "col.dimension": "dimension",
+    "col.stage": "stage",
+    "col.gpus": "GPUs",
+    "col.mfu": "MFU",
+    "col.goodput": "goodput",
+    "col.days": "days to train",
+    "col.usd_per_mtok": "$ / M tokens",
+    "col.capex": "capex",
+    "col.tiers": "switch tiers",
+    "col.dominant": "dominant",
+    "col.rising": "rising",
+    "col.invest": "invest before the next stage",
+    "col.mttf": "job MTTF",
+    "col.per_day": "interruptions / day",
+    "col.expected": "over the run",
+    "col.ckpt_size": "checkpoint",
+    "col.ckpt_write": "write",
+    "col.interval": "interval",
+    "col.restart": "restart",
+    "col.top_causes": "top causes",
+    "col.tier": "tier",
+    "col.switches": "switches",
+    "col.links": "links",
+    "col.medium": "medium",
+    "col.transceivers": "transceivers",
+    "col.cables": "cables",
+    "dim.scale": "Scale",
+    "dim.plan": "Best plan",
+    "dim.largest_model": "Largest model trained in {days} days",
+    "dim.network": "Network",
+    "dim.checkpoint": "Checkpoint pressure",
+    "dim.failures": "Failure frequency",
+    "dim.scheduling": "Scheduling needs",
+    "dim.capex": "Capex",
+    "dim.opex": "Opex per year",
+    "dim.flop_cost": "Cost per effective PFLOP-day",
+    "dim.token_cost": "Cost per million tokens (owned / rented)",
+    "dim.efficiency": "Efficiency",
+    "dim.train": "Train {tokens} tokens",
+    "cell.scale": "{gpus} GPUs in {nodes} nodes; {mw} MW IT",
+    "cell.largest_model": "{model} ({days} days)",
+    "cell.no_model": "none of {models}",
+    "cell.network": (
+        "{tiers} switch tiers, {switches} switches, {transceivers} transceivers ({fabric})"
+    ),
+    "cell.checkpoint": "{size} every {interval}, written in {write}; {loss} of time",
+    "cell.failures": "{per_day} interruptions a day (job MTTF {mttf}); {expected} over the run",
+    "cell.efficiency": "MFU {mfu}, goodput {goodput}, {scaling} of the {base}-GPU per-GPU rate",
+    "cell.train": "{days} days, {owned} owned ({rented} rented), {mwh} MWh",
+    "verdict.cheaper": (
+        "{cheap} costs less per token: {cheap_usd} against {other_usd} per million tokens "
+        "({ratio} more for {other})."
+    ),
+    "verdict.faster": (
+        "{fast} trains {tokens} tokens {speedup} faster: {fast_days} against {slow_days} days."
+    ),
+    "verdict.why": (
+        "Why: cost per token is the owned cost rate over MFU x goodput. At {big}'s scale MFU "
+        "is {big_mfu} (vs {small_mfu}) and goodput {big_goodput} (vs {small_goodput}); its "
+        "{big_tiers}-tier network is {big_net} of capex (vs {small_net})."
+    ),
+    "verdict.target": "Within {days} days: {lines}.",
+    "summary.option": (
+        "{name}: {plan}; MFU {mfu}, goodput {goodput}; {tokens} tokens in {days} days; "
+        "{usd_mtok} per M tokens; capex {capex}; to train {train_usd}."
+    ),
+    "summary.growth": "{gpus} GPUs: dominant {dominant}; before {next}: {invest}.",
+    "summary.growth_last": "{gpus} GPUs: dominant {dominant}.",
+    "summary.written": "Report written to {path}",
+    "summary.none": "nothing",
+    "fig.wall": "Throughput against cluster size",
+    "fig.ideal": "{name}: linear",
+    "fig.knee": "knee: {cause}",
+    "fig.option_point": "{name} (chosen size)",
+    "fig.tokens_per_s": "tokens/s",
+    "fig.gpus": "GPUs",
+    "fig.mfu": "MFU",
+    "fig.goodput": "goodput",
+    "fig.usd_per_mtok": "$ per million tokens",
+    "fig.fraction": "fraction of step",
+    "fig.memory": "GiB per GPU",
+    "fig.hbm": "HBM",
+    "fig.per_day": "interruptions per day",
+    "fig.goodput_loss": "share of wall time lost",
+    "fig.switches": "switches",
+    "fig.capex_musd": "capex (M$)",
+    "fig.days": "days to train",
+    "fig.capex_by_stage": "capex per stage (M$)",
+    "loss.mfu": "useful work (MFU)",
+    "loss.compute_efficiency": "kernel efficiency",
+    "loss.recompute": "recomputation",
+    "loss.tp_comm": "TP communication",
+    "loss.cp_comm": "CP communication",
+    "loss.pp_comm": "PP communication",
+    "loss.pipeline_bubble": "pipeline bubble",
+    "loss.dp_comm": "DP communication",
+    "loss.optimizer": "optimizer",
+    "loss.straggler": "stragglers",
+    "loss.other": "other",
+    "loss.goodput": "goodput (failures, checkpoints)",
+    "mem.weights": "weights",
+    "mem.gradients": "gradients",
+    "mem.optimizer_state": "optimizer state",
+    "mem.activations": "activations",
+    "mem.reserved": "reserved",
+    "gp.failed_work": "lost work",
+    "gp.checkpoint": "checkpoint stalls",
+    "gp.restart": "restarts",
+    "gp.planned": "planned maintenance",
+    "cap.servers": "servers",
+    "cap.network": "network",
+    "cap.storage": "storage",
+    "cap.facility": "facility",
+    "inv.network_tier": "add the {tier} switch tier ({switches} switches, {usd} of network)",
+    "inv.network_grow": "grow the switch tiers ({switches} switches, {usd} of network)",
+    "inv.scale_up": "{part} grows: keep TP/CP in a larger NVLink domain",
+    "inv.scale_out": (
+        "{part} grows on the {tier} tier: more scale-out bandwidth, topology-aware placement"
+    ),
+    "inv.batch": (
+        "{part} grows ({per_replica} sequences per replica): a larger global batch or "
+        "more virtual stages"
+    ),
+    "inv.reliability": "goodput falls to {goodput}: reliability first",
+    "inv.straggler": "node health checks and straggler detection",
+    "inv.memory": "more HBM per GPU (recomputation grows)",
+    "inv.software": "{part} grows: software",
+    "inv.spares": "{spare_nodes} hot-spare nodes",
+    "inv.storage": "checkpoint storage: {loss} of time in stalls; write bandwidth {bw} -> {needed}",
+    "inv.restart": (
+        "faster restarts: {restart} each costs {loss} of time (warm spares, in-memory restore)"
+    ),
+    "inv.automation": (
+        "scheduler: automatic detection, drain and restart ({per_day} interruptions a day)"
+    ),
+    "need.gang": "gang-schedule {nodes} nodes",
+    "need.auto_restart": "automatic restart ({per_day} a day)",
+    "need.restart_rare": "an interruption every {days} days",
+    "need.spares": "{spare_nodes} hot spares",
+    "need.topology": "topology-aware placement across pods",
+    "need.checkpoint_interval": "checkpoint every {interval}",
+    "unit.days": "{value} days",
+    "unit.hours": "{value} h",
+    "unit.minutes": "{value} min",
+    "unit.seconds": "{value} s",
+    "sep": "; ",
+}
+
+ZH: dict[str, str] = {
+    "title": "集群决策报告：{model}",
+    "subtitle": (
+        "{model}（{params}），训练 {tokens} 个 token，每步 {batch} 个 token。价格均为带来源和日期的"
+        "目录数据（scalewall cost --list-prices）。"
+    ),
+    "scenario_source": "场景：{source}",
+    "sec.summary": "摘要",
+    "sec.compare": "方案对比",
+    "sec.wall": "扩展墙",
+    "sec.efficiency": "MFU、有效训练时间占比（goodput）与每 token 成本随规模的变化",
+    "sec.losses": "每一步的时间去向",
+    "sec.memory": "最佳方案的显存占用",
+    "sec.failures": "故障与检查点",
+    "sec.bom": "网络物料清单",
+    "sec.growth": "分阶段扩容路径",
+    "sec.method": "方法",
+    "wall.text": (
+        "每个规模下最佳并行方案（每个规模重新搜索）的 tokens/s，与从最小规模线性外推的理想值对比。"
+        "拐点是第一个新增 GPU 带来的吞吐低于最小规模单卡吞吐 {threshold} 的规模；其原"
+        "因是增长最多的损失项。"
+    ),
+    "knee": "{name}：拐点在 {gpus} 卡（边际效率 {marginal}）；原因：{cause}。",
+    "no_knee": (
+        "{name}：直到 {max_gpus} 卡都没有拐点；边际效率最低为 {marginal}，出现在 {gpus} 卡。"
+    ),
+    "losses.text": (
+        "{name}：每一步分为有效计算（MFU）和各项命名损失；goodput 损失（故障、检查点、"
+        "重启）另计。各项之和为一。"
+    ),
+    "memory.text": "负载最重的流水线阶段上每张 GPU 的显存占用；横线为 HBM 容量。",
+    "failures.text": (
+        "一个作业占满整个集群，故障率取 “{rates}”，检查点写入 “{storage}”，间隔取 goodput 最优值。"
+    ),
+    "growth.text": (
+        "分阶段扩建 {design}。主导瓶颈：该阶段最大的损失项（不计算子效率）。上升项：到"
+        "下一阶段增长最多的损失项。"
+        "投资：进入下一阶段之前需要到位的建设。"
+    ),
+    "method.text": (
+        "步时来自 scalewall 的解析步时模型，每个规模完整搜索并行方案；goodput 来自可靠性模型；"
+        "成本来自总拥有成本模型（{facility} 机房）。复现命令：{command}"
+    ),
+    "col.option": "方案",
+    "col.dimension": "维度",
+    "col.stage": "阶段",
+    "col.gpus": "GPU 数",
+    "col.mfu": "MFU",
+    "col.goodput": "goodput",
+    "col.days": "训练天数",
+    "col.usd_per_mtok": "每百万 token 美元",
+    "col.capex": "资本支出",
+    "col.tiers": "交换层级",
+    "col.dominant": "主导瓶颈",
+    "col.rising": "上升项",
+    "col.invest": "进入下一阶段前的投资",
+    "col.mttf": "作业平均故障间隔",
+    "col.per_day": "每日中断次数",
+    "col.expected": "整个训练期间",
+    "col.ckpt_size": "检查点大小",
+    "col.ckpt_write": "写入时间",
+    "col.interval": "间隔",
+    "col.restart": "重启耗时",
+    "col.top_causes": "主要原因",
+    "col.tier": "层级",
+    "col.switches": "交换机",
+    "col.links": "链路",
+    "col.medium": "介质",
+    "col.transceivers": "光模块",
+    "col.cables": "线缆",
+    "dim.scale": "规模",
+    "dim.plan": "最佳并行方案",
+    "dim.largest_model": "{days} 天内能训完的最大模型",
+    "dim.network": "网络",
+    "dim.checkpoint": "检查点压力",
+    "dim.failures": "故障频率",
+    "dim.scheduling": "调度需求",
+    "dim.capex": "资本支出",
+    "dim.opex": "每年运营支出",
+    "dim.flop_cost": "每有效 PFLOP-天成本",
+    "dim.token_cost": "每百万 token 成本（自建 / 租用）",
+    "dim.efficiency": "效率",
+    "dim.train": "训练 {tokens} 个 token",
+    "cell.scale": "{gpus} 张 GPU，{nodes} 个节点；IT 功率 {mw} MW",
+    "cell.largest_model": "{model}（{days} 天）",
+    "cell.no_model": "{models} 均不能",
+    "cell.network": "{tiers} 层交换，{switches} 台交换机，{transceivers} 个光模块（{fabric}）",
+    "cell.checkpoint": "每 {interval} 一次，大小 {size}，写入 {write}；占时间 {loss}",
+    "cell.failures": "每天 {per_day} 次中断（作业平均故障间隔 {mttf}）；训练期间共 {expected} 次",
+    "cell.efficiency": "MFU {mfu}，goodput {goodput}，单卡吞吐为 {base} 卡时的 {scaling}",
+    "cell.train": "{days} 天，自建 {owned}（租用 {rented}），{mwh} MWh",
+    "verdict.cheaper": (
+        "{cheap} 每 token 更便宜：每百万 token {cheap_usd}，对比 {other_usd}（{other} "
+        "贵 {ratio}）。"
+    ),
+    "verdict.faster": (
+        "{fast} 训练 {tokens} 个 token 快 {speedup}：{fast_days} 天对比 {slow_days} 天。"
+    ),
+    "verdict.why": (
+        "原因：每 token 成本等于拥有成本速率除以 MFU × goodput。在 {big} 的规模下 MFU 为 {big_mfu}"
+        "（对比 {small_mfu}），goodput 为 {big_goodput}（对比 {small_goodput}）；其 {big_tiers}"
+        " "
+        "层网络占资本支出的"
+        " {big_net}（对比 {small_net}）。"
+    ),
+    "verdict.target": "{days} 天内：{lines}。",
+    "summary.option": (
+        "{name}：{plan}；MFU {mfu}，goodput {goodput}；{tokens} 个 token 需 {days} 天；"
+        "每百万 token {usd_mtok}；资本支出 {capex}；训练成本 {train_usd}。"
+    ),
+    "summary.growth": "{gpus} 卡：主导瓶颈 {dominant}；进入 {next} 卡之前：{invest}。",
+    "summary.growth_last": "{gpus} 卡：主导瓶颈 {dominant}。",
+    "summary.written": "报告已写入 {path}",
+    "summary.none": "无",
+    "fig.wall": "吞吐随集群规模的变化",
+    "fig.ideal": "{name}：线性",
+    "fig.knee": "拐点：{cause}",
+    "fig.option_point": "{name}（选定规模）",
+    "fig.tokens_per_s": "tokens/s",
+    "fig.gpus": "GPU 数",
+    "fig.mfu": "MFU",
+    "fig.goodput": "goodput",
+    "fig.usd_per_mtok": "每百万 token 美元",
+    "fig.fraction": "占步时比例",
+    "fig.memory": "每卡 GiB",
+    "fig.hbm": "HBM 容量",
+    "fig.per_day": "每日中断次数",
+    "fig.goodput_loss": "损失的墙钟时间比例",
+    "fig.switches": "交换机数",
+    "fig.capex_musd": "资本支出（百万美元）",
+    "fig.days": "训练天数",
+    "fig.capex_by_stage": "各阶段资本支出（百万美元）",
+    "loss.mfu": "有效计算（MFU）",
+    "loss.compute_efficiency": "算子效率",
+    "loss.recompute": "重计算",
+    "loss.tp_comm": "张量并行通信",
+    "loss.cp_comm": "上下文并行通信",
+    "loss.pp_comm": "流水线并行通信",
+    "loss.pipeline_bubble": "流水线气泡",
+    "loss.dp_comm": "数据并行通信",
+    "loss.optimizer": "优化器",
+    "loss.straggler": "慢节点",
+    "loss.other": "其他",
+    "loss.goodput": "goodput 损失（故障、检查点）",
+    "mem.weights": "权重",
+    "mem.gradients": "梯度",
+    "mem.optimizer_state": "优化器状态",
+    "mem.activations": "激活",
+    "mem.reserved": "预留",
+    "gp.failed_work": "丢失的计算",
+    "gp.checkpoint": "检查点停顿",
+    "gp.restart": "重启",
+    "gp.planned": "计划维护",
+    "cap.servers": "服务器",
+    "cap.network": "网络",
+    "cap.storage": "存储",
+    "cap.facility": "机房设施",
+    "inv.network_tier": "增加 {tier} 交换层（{switches} 台交换机，网络投入 {usd}）",
+    "inv.network_grow": "扩充现有交换层（{switches} 台交换机，网络投入 {usd}）",
+    "inv.scale_up": "{part}上升：把 TP/CP 放进更大的 NVLink 域",
+    "inv.scale_out": "{part}在 {tier} 层上升：增加横向扩展带宽，拓扑感知放置",
+    "inv.batch": "{part}上升（每个副本 {per_replica} 条序列）：加大全局批量或增加虚拟流水线阶段",
+    "inv.reliability": "goodput 降到 {goodput}：优先提升可靠性",
+    "inv.straggler": "节点健康检查与慢节点检测",
+    "inv.memory": "更大的单卡 HBM（重计算上升）",
+    "inv.software": "{part}上升：软件优化",
+    "inv.spares": "{spare_nodes} 个热备节点",
+    "inv.storage": "检查点存储：停顿占时间 {loss}；写入带宽 {bw} -> {needed}",
+    "inv.restart": "更快的重启：每次 {restart}，占时间 {loss}（热备节点、内存中恢复）",
+    "inv.automation": "调度器：自动检测、隔离和重启（每天 {per_day} 次中断）",
+    "need.gang": "{nodes} 个节点成组调度",
+    "need.auto_restart": "自动重启（每天 {per_day} 次）",
+    "need.restart_rare": "每 {days} 天一次中断",
+    "need.spares": "{spare_nodes} 个热备节点",
+    "need.topology": "跨 pod 的拓扑感知放置",
+    "need.checkpoint_interval": "每 {interval} 一次检查点",
+    "unit.days": "{value} 天",
+    "unit.hours": "{value} 小时",
+    "unit.minutes": "{value} 分钟",
+    "unit.seconds": "{value} 秒",
+    "sep": "；",
+}
+
+LANGUAGES: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
+
+
+def strings(lang: str) -> dict[str, str]:
+    """The string table of ``lang`` (``en`` or ``zh``)."""
+    if lang not in LANGUAGES:
+        raise SpecError("lang", lang, f"valid: {', '.join(LANGUAGES)}")
+    return LANGUAGES[lang]
