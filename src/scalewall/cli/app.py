@@ -35,6 +35,7 @@ SUBCOMMANDS = [
     "scalewall.cli.goodput_cmd",
     "scalewall.cli.search_cmd",
     "scalewall.cli.wall_cmd",
+    "scalewall.cli.calibrate_cmd",
     "scalewall.cli.report_cmd",
 ]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -12,10 +12,13 @@ from scalewall import catalog
 from scalewall.catalog.schema import ModelSpec
 from scalewall.cluster import resolve_cluster
 from scalewall.errors import ScalewallError, SpecError
-from scalewall.perf.assumptions import PRESETS, Stack, preset
+from scalewall.perf.assumptions import PRESETS, Efficiency, Stack, preset
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
 from scalewall.workload.user import model_from_args
+
+if TYPE_CHECKING:
+    from scalewall.calibrate import Calibration
 
 ModelOpt = Annotated[
     str,
@@ -35,6 +38,12 @@ StackOpt = Annotated[
     str, typer.Option("--stack", help=f"Software-stack preset: {', '.join(PRESETS)}.")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+CalibrationOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--calibration", help="Calibration profile from `scalewall calibrate` (TOML)."
+    ),
+]
 
 
 def load_model(spec: str) -> ModelSpec:
@@ -48,6 +57,21 @@ def load_cluster(cluster: str | None, gpu: str | None, gpus: int | None) -> Clus
 
 def load_stack(name: str) -> Stack:
     return preset(name)
+
+
+def load_calibration(path: Path | None) -> Calibration | None:
+    """A calibration profile, or None without one; a defect is a one-line error."""
+    if path is None:
+        return None
+    from scalewall.calibrate import read_profile
+
+    return read_profile(path)
+
+
+def load_efficiency(path: Path | None) -> Efficiency:
+    """The step model's constants: the defaults, with a calibration profile's fitted values."""
+    cal = load_calibration(path)
+    return cal.efficiency() if cal else Efficiency()
 
 
 def parse_sizes(text: str) -> list[int]:
@@ -121,6 +145,7 @@ def read_json_file(path: Path) -> Any:
 
 
 __all__ = [
+    "CalibrationOpt",
     "ClusterOpt",
     "GpuOpt",
     "GpusOpt",
@@ -128,7 +153,9 @@ __all__ = [
     "ModelOpt",
     "StackOpt",
     "catalog",
+    "load_calibration",
     "load_cluster",
+    "load_efficiency",
     "load_model",
     "load_stack",
     "parse_sizes",

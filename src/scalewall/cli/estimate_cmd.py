@@ -9,12 +9,14 @@ from rich.table import Table
 
 from scalewall.api import StepEstimate, estimate
 from scalewall.cli.common import (
+    CalibrationOpt,
     ClusterOpt,
     GpuOpt,
     GpusOpt,
     JsonOpt,
     ModelOpt,
     StackOpt,
+    load_calibration,
     load_cluster,
     load_model,
     load_stack,
@@ -85,6 +87,7 @@ def estimate_command(
     ] = True,
     precision: Annotated[str, typer.Option(help="bf16, fp16 or fp8.")] = "bf16",
     stack: StackOpt = "megatron-core",
+    calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Estimate one training step: time, tokens/s, MFU, memory and its breakdown."""
@@ -109,11 +112,32 @@ def estimate_command(
         sequence_parallel=sequence_parallel,
         precision=precision,
     )
-    result = estimate(spec, resolved, plan, stack=load_stack(stack))
+    cal = load_calibration(calibration)
+    if cal is not None:
+        resolved = cal.apply_cluster(resolved)
+    eff = cal.efficiency() if cal else None
+    result = estimate(spec, resolved, plan, stack=load_stack(stack), efficiency=eff)
+    band = None
+    if cal is not None and result.fits:
+        from scalewall.calibrate import step_interval
+
+        band = step_interval(spec, resolved, plan, cal, stack=load_stack(stack))
     if as_json:
-        print_json(estimate_json(result))
+        data = estimate_json(result)
+        if band is not None:
+            data["step_time_interval_s"] = list(band.step_time_interval_s)
+            data["tokens_per_s_interval"] = list(band.tokens_per_s_interval)
+            data["interval_level"] = band.level
+        print_json(data)
     else:
         print_estimate(result)
+        if band is not None:
+            low, high = band.step_time_interval_s
+            t_low, t_high = band.tokens_per_s_interval
+            console.print(
+                f"calibrated {band.level:.0%} prediction interval: step {low:.3f}-{high:.3f} s, "
+                f"{t_low:,.0f}-{t_high:,.0f} tokens/s ({calibration})"
+            )
 
 
 def register(app: typer.Typer) -> None:

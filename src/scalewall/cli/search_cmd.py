@@ -8,12 +8,14 @@ import typer
 from rich.table import Table
 
 from scalewall.cli.common import (
+    CalibrationOpt,
     ClusterOpt,
     GpuOpt,
     GpusOpt,
     JsonOpt,
     ModelOpt,
     StackOpt,
+    load_calibration,
     load_cluster,
     load_model,
     load_stack,
@@ -109,6 +111,7 @@ def search_command(
     ] = DEFAULT_TOKEN_BUDGET,
     top: Annotated[int, typer.Option(help="How many plans to show.")] = 5,
     stack: StackOpt = "megatron-core",
+    calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Search every valid parallel plan; print the best with breakdown and what limits each."""
@@ -116,6 +119,9 @@ def search_command(
         gpu, gpus = "h100-sxm-80gb", gpus or 1024
     spec = load_model(model)
     resolved = load_cluster(cluster, gpu, gpus)
+    cal = load_calibration(calibration)
+    if cal is not None:
+        resolved = cal.apply_cluster(resolved)
     space = SearchSpace(
         precisions=_words(precision, "precision"),
         tp_beyond_scale_up=tp_beyond_scale_up,
@@ -133,6 +139,7 @@ def search_command(
         token_budget=token_budget,
         top_k=top,
         stack=load_stack(stack),
+        efficiency=cal.efficiency() if cal else None,
     )
     if as_json:
         print_json(result.to_dict())

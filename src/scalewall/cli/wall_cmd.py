@@ -10,7 +10,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from scalewall.cli.common import JsonOpt, StackOpt, load_model, load_stack, parse_sizes
+from scalewall.cli.common import (
+    CalibrationOpt,
+    JsonOpt,
+    StackOpt,
+    load_calibration,
+    load_model,
+    load_stack,
+    parse_sizes,
+)
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.errors import ScalewallError
 from scalewall.search import DEFAULT_TOKEN_BUDGET, SearchSpace
@@ -99,6 +107,22 @@ def print_wall(result: WallResult) -> None:
         console.print(f"{result.reused_rows} rows reused from {result.results_path}")
 
 
+def _print_band(band: Any) -> None:
+    table = Table("GPUs", "tokens/s low", "tokens/s high", "band width",
+                  title=f"Calibrated {band.level:.0%} prediction band")
+    for r in band.rows:
+        low, high = r["tokens_per_s_interval"]
+        table.add_row(str(r["gpus"]), f"{low:,.0f}", f"{high:,.0f}", f"{r['relative_width']:.0%}")
+    console.print(table)
+    if band.too_wide_from_gpus is None:
+        console.print(f"The band stays within {band.max_relative_width:.0%} at every size.")
+    else:
+        console.print(
+            f"[bold]Too wide to trust from {band.too_wide_from_gpus} GPUs[/bold]: the band "
+            f"exceeds {band.max_relative_width:.0%} of the prediction; measure at a larger scale."
+        )
+
+
 def _executor(workers: int) -> Executor:
     return SerialExecutor() if workers == 1 else ProcessExecutor(max_workers=workers)
 
@@ -142,6 +166,10 @@ def wall_command(
     fresh: Annotated[bool, typer.Option(help="Recompute every size.")] = False,
     csv: Annotated[Path | None, typer.Option(help="Write the table as CSV.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Write an HTML figure.")] = None,
+    calibration: CalibrationOpt = None,
+    band_width: Annotated[
+        float, typer.Option(help="Relative band width beyond which a size is too wide to trust.")
+    ] = 0.25,
     as_json: JsonOpt = False,
 ) -> None:
     """Sweep cluster sizes, re-searching the best plan at each: where scaling stops, and why."""
@@ -151,6 +179,12 @@ def wall_command(
     if workers < 0:
         raise ScalewallError(f"workers={workers} is invalid; 0 (one per core) or more")
     space = SearchSpace(precisions=tuple(p.strip() for p in precision.split(",") if p.strip()))
+    cal = load_calibration(calibration)
+    where: Any = cluster
+    if cal is not None:
+        clocked = cal.apply_cluster(design.at(size_list[0]))
+        if clocked.accelerator != design.accelerator:
+            where, gpu = clocked, None  # the design with the fitted clock
     columns = (
         TextColumn("sizes"),
         BarColumn(),
@@ -161,7 +195,7 @@ def wall_command(
         task = bar.add_task("sizes", total=len(size_list))
         result = wall(
             spec,
-            cluster,
+            where,
             gpu=gpu,
             sizes=size_list,
             global_batch=global_batch,
@@ -170,6 +204,7 @@ def wall_command(
             seq_len=seq_len,
             space=space,
             stack=load_stack(stack),
+            efficiency=cal.efficiency() if cal else None,
             token_budget=token_budget,
             knee_threshold=knee_threshold,
             goodput=goodput,
@@ -178,16 +213,29 @@ def wall_command(
             reuse=not fresh,
             on_row=lambda _row: bar.advance(task),
         )
+    band = None
+    if cal is not None:
+        from scalewall.calibrate.band import wall_band
+
+        band = wall_band(
+            result, cal, spec, design, load_stack(stack), max_relative_width=band_width
+        )
     if csv is not None:
         result.to_pandas().to_csv(csv, index=False)
-    if plot is not None:
+    if plot is not None and band is not None:
+        from scalewall.calibrate.band import write_band_html
+
+        write_band_html(result, band, str(plot))
+    elif plot is not None:
         from scalewall.sweep.plot import write_wall_html
 
         write_wall_html(result, plot)
     if as_json:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), **({"band": band.to_dict()} if band else {})})
     else:
         print_wall(result)
+        if band is not None:
+            _print_band(band)
     if not any(row["found"] for row in result.rows):
         raise ScalewallError(
             f"no size has a plan that fits; first reason: {result.rows[0]['reason']}"
