@@ -56,3 +56,37 @@ def test_fgd_json_prints_allocation_per_step() -> None:
 def test_unknown_policy_is_exit_2() -> None:
     result = run_cli("simulate", "--placement", "magic")
     assert result.returncode == 2 and "magic" in result.stderr
+
+
+def test_simulate_on_a_catalog_cluster() -> None:
+    result = run_cli("simulate", "--cluster", "gb200-nvl72-576", "--trace",
+                     "synthetic:Kalos:200:1", "--placement", "topology", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["cluster"]["gpus"] == 576 and summary["cluster"]["models"] == {"gb200": 576}
+    assert summary["finished"] + summary["unfinished"] == 200
+
+
+def test_trace_failures_need_a_trace_that_has_them() -> None:
+    result = run_cli("simulate", "--trace", "synthetic:Seren:50:1", "--nodes", "8",
+                     "--trace-failures")
+    assert result.returncode == 2 and "records no node failures" in result.stderr
+
+
+def test_philly_replay_with_its_failures_and_the_step_model(tmp_path: Path) -> None:
+    attempt = {"start_time": "2017-10-03 10:00:00", "end_time": "2017-10-03 12:00:00",
+               "detail": [{"ip": "m1", "gpus": [f"gpu{i}" for i in range(8)]},
+                          {"ip": "m2", "gpus": [f"gpu{i}" for i in range(8)]}]}
+    retry = {**attempt, "start_time": "2017-10-03 12:10:00", "end_time": "2017-10-03 14:00:00"}
+    jobs = [{"status": "Pass", "vc": "vc1", "jobid": "application_1", "user": "x",
+             "submitted_time": "2017-10-03 10:00:00", "attempts": [attempt, retry]}]
+    log = tmp_path / "cluster_job_log"
+    log.write_text(json.dumps(jobs))
+    machines = tmp_path / "cluster_machine_list"
+    machines.write_text("machineId,number of GPUs,single GPU mem\n"
+                        + "".join(f"m{i},8,24GB\n" for i in range(1, 5)))
+    result = run_cli("simulate", "--trace", str(log), "--format", "philly", "--cluster",
+                     str(machines), "--trace-failures", "--step-model", "llama3-8b", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["node_failures"] == 1 and summary["finished"] == 1

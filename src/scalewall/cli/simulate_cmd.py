@@ -11,9 +11,10 @@ from rich.progress import Progress
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.errors import SpecError
 from scalewall.sched import api
-from scalewall.sched.duration import TierSlowdownModel
+from scalewall.sched.duration import DurationModel, TierSlowdownModel
 from scalewall.sched.engine import FailureModel, SimConfig
 from scalewall.sched.metrics import SimResult
+from scalewall.sched.traces._common import TraceRead
 
 
 def write_tables(tables: dict[str, pd.DataFrame], out: Path, fmt: str) -> list[Path]:
@@ -50,13 +51,42 @@ def plot_replay(result: SimResult, path: Path) -> None:
     fig.write_html(path, include_plotlyjs="cdn")
 
 
+def _failure_model(read: TraceRead, *, failures: bool, trace_failures: bool, rate: float,
+                   repair_hours: float, spare_nodes: int, demand: float) -> FailureModel | None:
+    """The rate model (``--failures``), the trace's own failures (``--trace-failures``), both,
+    or neither."""
+    if trace_failures and demand:
+        raise SpecError("trace-failures", True, "replays failures on the trace's clock; "
+                        "drop --demand, which rescales that clock")
+    if trace_failures and not read.node_failures:
+        raise SpecError("trace-failures", read.source, "this trace records no node failures "
+                        "(only Philly job logs name the machines of failed attempts)")
+    if not (failures or trace_failures):
+        return None
+    return FailureModel(failures_per_1000_node_days=rate if failures else 0.0,
+                        repair_time_s=repair_hours * 3600.0, spare_nodes=spare_nodes,
+                        trace_failures=read.node_failures if trace_failures else ())
+
+
+def _duration(step_model: str, step_cluster: str, slowdown_per_tier: float) -> DurationModel:
+    if not step_model:
+        return TierSlowdownModel(slowdown_per_tier_frac=slowdown_per_tier)
+    from scalewall.sched.step_duration import StepModelDuration
+
+    catalog = step_cluster not in ("", "openb") and "/" not in step_cluster \
+        and not step_cluster.endswith(".csv")
+    return StepModelDuration(model=step_model,
+                             cluster=step_cluster if catalog else "h100-16k-ndr")
+
+
 def simulate_command(
     trace: str = typer.Option("openb", "--trace", help="openb[:variant], synthetic:<Seren|Kalos>:"
                               "<jobs>[:<days>], or a trace file."),
     fmt: str = typer.Option("", "--format", help="Trace format: openb, philly, helios, acme, pai "
                             "(default: from the file name)."),
-    cluster: str = typer.Option("openb", "--cluster", help="openb, or a node-list CSV (openb or "
-                                "PAI 2020 machine spec). Ignored with --nodes."),
+    cluster: str = typer.Option("openb", "--cluster", help="openb, a node-list CSV (openb or "
+                                "PAI 2020 machine spec), or a catalog cluster id or TOML "
+                                "(scalewall catalog clusters). Ignored with --nodes."),
     nodes: int = typer.Option(0, "--nodes", help="Synthetic cluster: number of nodes."),
     gpus_per_node: int = typer.Option(8, "--gpus-per-node"),
     nodes_per_domain: int = typer.Option(1, "--nodes-per-domain",
@@ -75,6 +105,15 @@ def simulate_command(
     checkpoint_s: float = typer.Option(3600.0, "--checkpoint-interval-s"),
     slowdown_per_tier: float = typer.Option(0.05, "--slowdown-per-tier",
                                             help="Extra run time per topology tier crossed."),
+    step_model: str = typer.Option("", "--step-model", help="Stretch run times by the step "
+                                   "model's slowdown on each placement, for this catalog model "
+                                   "(instead of --slowdown-per-tier)."),
+    step_cluster: str = typer.Option("", "--step-cluster", help="Catalog cluster whose network "
+                                     "prices the steps (default: --cluster when it is a catalog "
+                                     "id, else h100-16k-ndr)."),
+    trace_failures: bool = typer.Option(False, "--trace-failures/--no-trace-failures",
+                                        help="Replay the node failures the trace records "
+                                        "(Philly), on top of --failures' rate model."),
     sample_s: float = typer.Option(3600.0, "--sample-interval-s"),
     skip_bad_rows: bool = typer.Option(False, "--skip-bad-rows",
                                        help="Count and skip malformed trace rows."),
@@ -90,9 +129,10 @@ def simulate_command(
                                    nodes_per_domain=nodes_per_domain, gpu_model=gpu_model)
     else:
         cl = api.load_cluster(cluster, skip_bad_rows=skip_bad_rows)
-    failure_model = FailureModel(failures_per_1000_node_days=failure_rate,
-                                 repair_time_s=repair_hours * 3600.0,
-                                 spare_nodes=spare_nodes) if failures else None
+    failure_model = _failure_model(read, failures=failures, trace_failures=trace_failures,
+                                   rate=failure_rate, repair_hours=repair_hours,
+                                   spare_nodes=spare_nodes, demand=demand)
+    duration = _duration(step_model, step_cluster or cluster, slowdown_per_tier)
     config = SimConfig(checkpoint_interval_s=checkpoint_s, sample_interval_s=sample_s)
     horizon = float(read.frame["submit_s"].max()) if len(read.frame) else 0.0
     with Progress(console=err_console, transient=True, disable=as_json) as bar:
@@ -100,7 +140,7 @@ def simulate_command(
         result = api.simulate(
             cl, read.frame, queue=queue, placement=placement, seed=seed,
             demand=demand or None, failures=failure_model, config=config,
-            duration=TierSlowdownModel(slowdown_per_tier_frac=slowdown_per_tier),
+            duration=duration,
             progress=lambda t: bar.update(task, completed=min(t, horizon)))
     summary = {**result.summary, "trace": read.source, "bad_rows_skipped": read.bad_rows,
                "cluster": api.describe(cl)}

@@ -10,6 +10,7 @@ policies, trace readers, failures, the FGD experiment.
 from __future__ import annotations
 
 from scalewall.sched.api import (
+    catalog_cluster_spec,
     describe,
     load_cluster,
     load_trace,
@@ -24,12 +25,15 @@ from scalewall.sched.experiments import FgdExperimentConfig, fgd_experiment, fgd
 from scalewall.sched.jobs import JobTable, job_table
 from scalewall.sched.metrics import SimResult
 from scalewall.sched.policies import placement_names, queue_names
+from scalewall.sched.step_duration import StepModelDuration
+from scalewall.sched.traces._common import TraceRead
 from scalewall.sched.workload import WorkloadSpec, synthetic_jobs
 
 __all__ = [
     "Cluster", "DurationModel", "FailureModel", "FgdExperimentConfig", "JobTable", "NodeSpec",
-    "PlacementSummary", "SimConfig", "SimResult", "SyntheticClusterSpec", "TierSlowdownModel",
-    "WorkloadSpec", "describe", "fgd_experiment", "fgd_summary", "job_table", "load_cluster",
-    "load_trace", "placement_names", "queue_names", "scale_demand", "simulate",
-    "synthetic_cluster", "synthetic_jobs",
+    "PlacementSummary", "SimConfig", "SimResult", "StepModelDuration", "SyntheticClusterSpec",
+    "TierSlowdownModel", "TraceRead", "WorkloadSpec", "catalog_cluster_spec", "describe",
+    "fgd_experiment", "fgd_summary", "job_table", "load_cluster", "load_trace",
+    "placement_names", "queue_names", "scale_demand", "simulate", "synthetic_cluster",
+    "synthetic_jobs",
 ]

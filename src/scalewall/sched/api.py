@@ -21,7 +21,7 @@ from scalewall.sched.traces.acme import read_acme
 from scalewall.sched.traces.helios import read_helios
 from scalewall.sched.traces.openb import openb_path, read_openb_nodes, read_openb_pods
 from scalewall.sched.traces.pai import read_pai_machines, read_pai_tasks
-from scalewall.sched.traces.philly import read_philly
+from scalewall.sched.traces.philly import read_philly, read_philly_machines
 from scalewall.sched.workload import WorkloadSpec, synthetic_jobs
 
 TRACE_FORMATS: dict[str, Callable[..., TraceRead]] = {
@@ -68,18 +68,56 @@ def load_trace(trace: str, *, fmt: str = "", skip_bad_rows: bool = False,
     return TRACE_FORMATS[fmt](path, skip_bad_rows=skip_bad_rows)
 
 
+def catalog_cluster_spec(cluster_id: str) -> SyntheticClusterSpec:
+    """The node layout of a catalog cluster id or cluster TOML file (``scalewall catalog
+    clusters``).
+
+    Nodes of ``system.gpus_per_node`` GPUs; a scale-up domain of ``scale_up_domain_gpus``
+    (an 8-GPU board, or 18 four-GPU trays in an NVL72 rack); racks span the first scale-out
+    tier (leaf / rail group) and pods the second (spine plane), or the whole cluster where the
+    fabric has fewer tiers. CPU per node keeps the synthetic default (the catalog has none).
+    """
+    from scalewall.cluster import resolve_cluster  # the catalog is optional for sched
+
+    resolved = resolve_cluster(cluster_id)
+    per_node = resolved.system.gpus_per_node
+    scale_out = sorted(t.span_gpus for t in resolved.tiers if not t.scale_up)
+    rack_gpus = scale_out[0] if scale_out else resolved.num_gpus
+    pod_gpus = scale_out[1] if len(scale_out) > 1 else resolved.num_gpus
+    nodes_per_rack = max(rack_gpus // per_node, 1)
+    memory = int(resolved.system.host_memory_bytes)
+    return SyntheticClusterSpec(
+        num_nodes=-(-resolved.num_gpus // per_node), gpus_per_node=per_node,
+        gpu_model=resolved.accelerator.id, nodes_per_rack=nodes_per_rack,
+        racks_per_pod=max(pod_gpus // per_node // nodes_per_rack, 1),
+        nodes_per_domain=max(resolved.system.scale_up_domain_gpus // per_node, 1),
+        memory_bytes_per_node=memory if memory > 0 else
+        SyntheticClusterSpec.memory_bytes_per_node,
+    )
+
+
 def load_cluster(cluster: str = "openb", *, skip_bad_rows: bool = False) -> Cluster:
-    """A cluster from ``openb`` (the shipped 1,213-node list), an openb node list CSV, or a PAI
-    2020 ``pai_machine_spec.csv``."""
+    """A cluster from ``openb`` (the shipped 1,213-node list), an openb node list CSV, a PAI
+    2020 ``pai_machine_spec.csv``, or a catalog cluster id (``scalewall catalog clusters``)."""
     if cluster == "openb":
         return cluster_from_nodes(read_openb_nodes(openb_path("nodes")))
     path = Path(cluster)
+    if path.suffix.lower() == ".toml":
+        return _synthetic_cluster(catalog_cluster_spec(cluster))
     if not path.is_file():
-        raise SpecError("cluster", cluster, "openb, or a node-list CSV (openb or PAI 2020 format)")
+        if path.suffix.lower() in (".csv", ".toml") or "/" in cluster:
+            raise SpecError("cluster", cluster, "no such file")
+        try:
+            return _synthetic_cluster(catalog_cluster_spec(cluster))
+        except SpecError as exc:
+            raise SpecError("cluster", cluster, "openb, a node-list CSV (openb or PAI 2020 "
+                            f"format), or a catalog cluster id ({exc.valid})") from None
     with path.open() as handle:
         first = handle.readline()
     if first.startswith("sn,"):
         return cluster_from_nodes(read_openb_nodes(path, skip_bad_rows=skip_bad_rows))
+    if first.startswith("machineId"):
+        return cluster_from_nodes(read_philly_machines(path, skip_bad_rows=skip_bad_rows))
     return cluster_from_nodes(read_pai_machines(path, skip_bad_rows=skip_bad_rows))
 
 

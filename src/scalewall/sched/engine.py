@@ -50,6 +50,10 @@ class FailureModel:
     """Window over which a node's faults are counted for its health score."""
     spare_nodes: int = 0
     """Nodes held out of scheduling at the start, brought in to replace isolated nodes."""
+    trace_failures: tuple[tuple[float, str], ...] = ()
+    """Node failures replayed from a trace, as (time_s, node name), on top of the rate model
+    (set ``failures_per_1000_node_days`` to 0 to replay only these). A failure of a node that
+    is already down, isolated or a spare is ignored."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -332,6 +336,15 @@ class Simulation:
         if rate_per_s > 0:
             self._push(self.now + float(self.rng.exponential(1.0 / rate_per_s)), FAIL, node)
 
+    def _push_trace_failures(self, failures: FailureModel) -> None:
+        index = {name: i for i, name in enumerate(self.cluster.names)}
+        for time_s, name in failures.trace_failures:
+            if name not in index:
+                raise SpecError("trace_failures", name, "names no node of the cluster")
+            if time_s < 0 or not math.isfinite(time_s):
+                raise SpecError("trace_failures", time_s, "times must be finite and >= 0")
+            self._push(float(time_s), FAIL, index[name])
+
     def _sample(self) -> None:
         c = self.cluster
         free = c.gpu_free_milli[c.schedulable]
@@ -384,6 +397,7 @@ class Simulation:
                 self.cluster.set_schedulable(spare, False)
             for node in range(self.cluster.num_nodes - failures.spare_nodes):
                 self._schedule_failure(node)
+            self._push_trace_failures(failures)
         self._push(0.0, SAMPLE, 0)
         work_left = len(self._jobs)
         while self.heap and work_left:

@@ -24,6 +24,9 @@ class TraceRead:
     bad_rows: int
     """Rows skipped because a field was malformed (only with ``skip_bad_rows``)."""
     source: str
+    node_failures: tuple[tuple[float, str], ...] = ()
+    """Node failures the trace records, as (seconds on the jobs' clock, node name); empty for
+    traces without node names (openb, Helios, Acme and PAI job tables carry none)."""
 
 
 class TraceRowError(SpecError):
