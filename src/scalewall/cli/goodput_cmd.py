@@ -1,19 +1,41 @@
-"""``scalewall goodput``: interruptions, checkpoint cost, optimal interval and goodput of a job."""
+"""``scalewall goodput``: interruptions, checkpoint cost, optimal interval and goodput of a job.
+
+The job is a model, a cluster and a plan given like ``scalewall estimate`` (or ``--best-plan``:
+the search's best plan by goodput-adjusted tokens/s); its step time comes from the step model
+unless ``--step-s`` is given.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import pandas as pd
 import typer
 from rich.table import Table
 
-from scalewall import catalog
+from scalewall.api import estimate
+from scalewall.catalog.schema import ModelSpec
+from scalewall.cli.common import (
+    ClusterOpt,
+    GpuOpt,
+    GpusOpt,
+    JsonOpt,
+    ModelOpt,
+    StackOpt,
+    load_cluster,
+    load_model,
+    load_stack,
+    plan_from_options,
+)
 from scalewall.cli.output import console, print_json
-from scalewall.cluster import resolve_cluster
-from scalewall.errors import SpecError
+from scalewall.errors import ScalewallError, SpecError
 from scalewall.plan.plan import ParallelPlan
+from scalewall.plan.topology import Cluster
 from scalewall.reliability import (
     CheckpointSpec,
     GoodputResult,
+    GoodputTokensPerSecond,
     bandwidth_table,
     failure_rate_table,
     goodput,
@@ -21,7 +43,11 @@ from scalewall.reliability import (
 )
 from scalewall.reliability.adapter import goodput_inputs
 from scalewall.reliability.catalog import DEFAULT_FAILURE_RATES, DEFAULT_STORAGE
+from scalewall.search import search
 from scalewall.units import DAY_S, HOUR_S
+
+DEFAULT_GLOBAL_BATCH = 512
+"""Sequences per step of an explicit plan when none is given (as ``scalewall estimate``)."""
 
 
 def _interval(text: str) -> float | None:
@@ -33,18 +59,23 @@ def _interval(text: str) -> float | None:
         raise SpecError("interval", text, "give seconds or 'auto'") from None
 
 
-def _plan(gpus: int, tp: int, pp: int, cp: int, zero: int) -> ParallelPlan:
-    if tp * pp * cp <= 0 or gpus % (tp * pp * cp):
-        raise SpecError("tp*pp*cp", tp * pp * cp, f"must be >= 1 and divide the GPUs ({gpus})")
-    return ParallelPlan(tp=tp, pp=pp, cp=cp, dp=gpus // (tp * pp * cp), zero=zero)
-
-
-def _summary(result: GoodputResult) -> None:
+def _summary(result: GoodputResult, job: Job) -> None:
     d = result.to_dict()
+    p = job.plan
     table = Table(title=f"goodput: {d['gpus']} GPUs, {d['storage']}, {d['failure_rates']}")
     table.add_column("quantity")
     table.add_column("value", justify="right")
     rows = [
+        (
+            f"plan ({job.plan_source})",
+            f"tp={p.tp} pp={p.pp} vpp={p.vpp} cp={p.cp} dp={p.dp} zero={p.zero}"
+            + ("" if job.fits else " [red](does NOT fit in memory)[/red]"),
+        ),
+        (f"step time ({job.step_source})", f"{job.step_time_s:.3f} s"),
+        (
+            "tokens/s (raw / x goodput)",
+            f"{job.tokens_per_s:,.0f} / {job.tokens_per_s * result.goodput_frac:,.0f}",
+        ),
         ("job MTTF", f"{d['mttf_s'] / HOUR_S:.2f} h"),
         ("unexpected interruptions / day", f"{d['interruptions_per_day']:.2f}"),
         ("planned interruptions / day", f"{d['planned_interruptions_per_day']:.2f}"),
@@ -86,44 +117,186 @@ def _print_frame(title: str, frame: pd.DataFrame) -> None:
     console.print(table)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Job:
+    """The plan whose goodput is asked for, with its step time and where each came from."""
+
+    plan: ParallelPlan
+    plan_source: str
+    """``given`` (flags) or ``search`` (``--best-plan``)."""
+    step_time_s: float
+    step_source: str
+    """``estimate`` (the step model), ``search`` or ``given`` (``--step-s``)."""
+    fits: bool
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.plan.global_batch * self.plan.seq_len / self.step_time_s
+
+    def to_dict(self, goodput_frac: float) -> dict[str, Any]:
+        return {
+            "plan": {k: getattr(self.plan, k) for k in self.plan.__dataclass_fields__},
+            "plan_source": self.plan_source,
+            "fits": self.fits,
+            "step_time_s": self.step_time_s,
+            "step_time_source": self.step_source,
+            "tokens_per_s": self.tokens_per_s,
+            "goodput_tokens_per_s": self.tokens_per_s * goodput_frac,
+        }
+
+
+def best_plan_job(
+    model: ModelSpec,
+    cluster: Cluster,
+    objective: GoodputTokensPerSecond,
+    *,
+    global_batch: int | None,
+    seq_len: int,
+    stack: str,
+) -> Job:
+    """The search's best plan by goodput-adjusted tokens/s, with its step time."""
+    result = search(
+        model,
+        cluster,
+        global_batch=global_batch,
+        seq_len=seq_len,
+        objective_name=objective,
+        top_k=1,
+        stack=load_stack(stack),
+    )
+    if result.best is None:
+        raise ScalewallError(f"{cluster.num_gpus} GPUs: {result.reason}")
+    best = result.best
+    return Job(
+        plan=best.plan,
+        plan_source="search",
+        step_time_s=best.step_time_s,
+        step_source="search",
+        fits=True,
+    )
+
+
 def goodput_command(
-    model: str = typer.Option(..., "--model", help="Catalog model id."),
-    cluster: str | None = typer.Option(None, "--cluster", help="Catalog cluster id or TOML."),
-    gpu: str | None = typer.Option(None, "--gpu", help="Accelerator or system id."),
-    gpus: int | None = typer.Option(None, "--gpus", help="GPUs of the job."),
-    tp: int = typer.Option(8, "--tp"),
-    pp: int = typer.Option(1, "--pp"),
-    cp: int = typer.Option(1, "--cp"),
-    zero: int = typer.Option(1, "--zero", help="0: replica 0 writes; >=1 every rank writes."),
-    storage: str = typer.Option(DEFAULT_STORAGE, "--storage", help="Storage tier id."),
-    failure_rates: str = typer.Option(DEFAULT_FAILURE_RATES, "--failure-rates"),
-    interval: str = typer.Option("auto", "--interval", help="Seconds of compute, or 'auto'."),
-    run_days: float = typer.Option(30.0, "--run-days", help="Wall-clock length of the run."),
-    step_s: float | None = typer.Option(None, "--step-s", help="Step time (shortest interval)."),
-    spare_nodes: int | None = typer.Option(
-        None, "--spare-nodes", help="Hot spares; default: always one at hand."
-    ),
-    asynchronous: bool = typer.Option(False, "--async", help="Asynchronous checkpoints."),
-    mc_runs: int = typer.Option(10_000, "--mc-runs", help="Monte Carlo runs (0: analytic only)."),
-    seed: int = typer.Option(0, "--seed"),
-    what_if: bool = typer.Option(False, "--what-if", help="Add the what-it-would-take tables."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    model: ModelOpt = "llama3-70b",
+    cluster: ClusterOpt = None,
+    gpu: GpuOpt = None,
+    gpus: GpusOpt = None,
+    tp: Annotated[int, typer.Option(help="Tensor-parallel width.")] = 8,
+    pp: Annotated[int, typer.Option(help="Pipeline stages.")] = 4,
+    vpp: Annotated[int, typer.Option(help="Virtual stages per pipeline rank.")] = 1,
+    dp: Annotated[int | None, typer.Option(help="Data-parallel replicas (default: fill).")] = None,
+    cp: Annotated[int, typer.Option(help="Context-parallel width.")] = 1,
+    ep: Annotated[int, typer.Option(help="Expert-parallel width (MoE).")] = 1,
+    micro_batch: Annotated[int, typer.Option(help="Sequences per micro-batch.")] = 1,
+    global_batch: Annotated[
+        int | None,
+        typer.Option(help="Sequences per step (default 512; with --best-plan, 16M tokens)."),
+    ] = None,
+    seq_len: Annotated[int, typer.Option(help="Sequence length in tokens.")] = 8192,
+    recompute: Annotated[str, typer.Option(help="none, selective or full.")] = "selective",
+    zero: Annotated[
+        int, typer.Option(help="0: replica 0 writes the checkpoint; >= 1: every rank writes.")
+    ] = 1,
+    sequence_parallel: Annotated[
+        bool, typer.Option("--sequence-parallel/--no-sequence-parallel")
+    ] = True,
+    precision: Annotated[str, typer.Option(help="bf16, fp16 or fp8.")] = "bf16",
+    stack: StackOpt = "megatron-core",
+    best_plan: Annotated[
+        bool,
+        typer.Option(
+            "--best-plan", help="Use the search's best plan by tokens/s x goodput (ignores tp..)."
+        ),
+    ] = False,
+    storage: Annotated[str, typer.Option(help="Storage tier id.")] = DEFAULT_STORAGE,
+    failure_rates: Annotated[
+        str, typer.Option(help="Failure-rate profile id.")
+    ] = DEFAULT_FAILURE_RATES,
+    interval: Annotated[str, typer.Option(help="Seconds of compute, or 'auto'.")] = "auto",
+    run_days: Annotated[float, typer.Option(help="Wall-clock length of the run.")] = 30.0,
+    step_s: Annotated[
+        float | None, typer.Option(help="Step time (default: the step model's estimate).")
+    ] = None,
+    spare_nodes: Annotated[
+        int | None, typer.Option(help="Hot spares; default: always one at hand.")
+    ] = None,
+    asynchronous: Annotated[
+        bool, typer.Option("--async", help="Asynchronous checkpoints.")
+    ] = False,
+    mc_runs: Annotated[int, typer.Option(help="Monte Carlo runs (0: analytic only).")] = 10_000,
+    seed: Annotated[int, typer.Option(help="Monte Carlo seed.")] = 0,
+    what_if: Annotated[bool, typer.Option(help="Add the what-it-would-take tables.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Failures, checkpoint cost, optimal interval and goodput of one training job."""
     if mc_runs < 0:
         raise SpecError("mc_runs", mc_runs, "must be >= 0")
-    resolved = resolve_cluster(cluster, gpu=gpu, gpus=gpus)
-    plan = _plan(gpus or resolved.num_gpus, tp, pp, cp, zero)
+    if not run_days > 0:
+        raise SpecError("run_days", run_days, "must be > 0")
+    if step_s is not None and not step_s > 0:
+        raise SpecError("step_s", step_s, "must be > 0")
+    interval_s = _interval(interval)
+    if cluster is None and gpu is None:
+        gpu, gpus = "h100-sxm-80gb", gpus or 1024
+    spec = load_model(model)
+    resolved = load_cluster(cluster, gpu, gpus)
+    run_s = run_days * DAY_S
+    checkpoint = CheckpointSpec(asynchronous=asynchronous)
+    if best_plan:
+        objective = GoodputTokensPerSecond(
+            storage=storage,
+            failure_rates=failure_rates,
+            checkpoint=checkpoint,
+            spare_nodes=spare_nodes,
+            run_s=run_s,
+        )
+        job = best_plan_job(
+            spec, resolved, objective, global_batch=global_batch, seq_len=seq_len, stack=stack
+        )
+    else:
+        plan = plan_from_options(
+            resolved,
+            spec,
+            tp=tp,
+            pp=pp,
+            dp=dp,
+            cp=cp,
+            ep=ep,
+            vpp=vpp,
+            micro_batch=micro_batch,
+            global_batch=global_batch or DEFAULT_GLOBAL_BATCH,
+            seq_len=seq_len,
+            recompute=recompute,
+            zero=zero,
+            sequence_parallel=sequence_parallel,
+            precision=precision,
+        )
+        est = estimate(spec, resolved, plan, stack=load_stack(stack))
+        job = Job(
+            plan=plan,
+            plan_source="given",
+            step_time_s=est.step_time_s,
+            step_source="estimate",
+            fits=est.fits,
+        )
+    if step_s is not None:
+        job = Job(
+            plan=job.plan,
+            plan_source=job.plan_source,
+            step_time_s=step_s,
+            step_source="given",
+            fits=job.fits,
+        )
     inputs = goodput_inputs(
-        catalog.model(model),
+        spec,
         resolved,
-        plan,
-        run_s=run_days * DAY_S,
+        job.plan,
+        run_s=run_s,
         storage=storage,
         failure_rates=failure_rates,
-        checkpoint=CheckpointSpec(asynchronous=asynchronous),
-        interval_s=_interval(interval),
-        step_s=step_s,
+        checkpoint=checkpoint,
+        interval_s=interval_s,
+        step_s=job.step_time_s,
         spare_nodes=spare_nodes,
     )
     result = goodput(inputs, monte_carlo_runs=mc_runs, seed=seed)
@@ -135,12 +308,12 @@ def goodput_command(
             "spare_nodes": spares_table(inputs),
         }
     if as_json:
-        out = result.to_dict()
+        out = result.to_dict() | job.to_dict(result.goodput_frac)
         if tables:
             out["what_if"] = {k: v.to_dict(orient="records") for k, v in tables.items()}
         print_json(out)
         return
-    _summary(result)
+    _summary(result, job)
     for name, frame in tables.items():
         _print_frame(f"what it would take: {name}", frame)
 

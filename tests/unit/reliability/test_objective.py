@@ -3,6 +3,8 @@ able to change the ranking when checkpoints are slow."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -82,3 +84,13 @@ def test_slow_checkpoint_storage_changes_the_best_plan() -> None:
     assert fast.top[0].plan == raw.plan
     assert slowed.top[0].plan.pp == 16
     assert slowed.top[0].tokens_per_s < raw.tokens_per_s
+
+
+def test_a_fresh_interpreter_finds_it_by_name() -> None:
+    """The search's registry loads the reliability objective itself: nothing imports it first."""
+    code = (
+        "from scalewall.search.objective import objective; "
+        "print(objective('goodput_tokens_per_s').name)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "goodput_tokens_per_s"
