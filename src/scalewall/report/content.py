@@ -23,6 +23,14 @@ def money(usd: float | None) -> str:
     return f"${usd:,.2f}"
 
 
+def count_text(n: float) -> str:
+    """15e12 -> 15T, 1.6e9 -> 1.6B."""
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if abs(n) >= scale:
+            return f"{n / scale:,.3g}{suffix}"
+    return f"{n:,.0f}"
+
+
 def pct(frac: float) -> str:
     return f"{frac:.1%}"
 
@@ -100,7 +108,7 @@ def _scaling(option: dict[str, Any]) -> tuple[float, int]:
 def _comparison(t: dict[str, str], data: dict[str, Any]) -> dict[str, Any]:
     sc = data["scenario"]
     opts = data["options"]
-    tokens = f"{sc['token_budget']:.3g}"
+    tokens = count_text(sc["token_budget"])
     days = f"{sc['target_days']:.0f}"
     rows: list[list[str]] = []
 
@@ -204,7 +212,7 @@ def verdict(t: dict[str, str], data: dict[str, Any]) -> list[str]:
         ),
         t["verdict.faster"].format(
             fast=fast["name"],
-            tokens=f"{sc['token_budget']:.3g}",
+            tokens=count_text(sc["token_budget"]),
             speedup=f"{slow['training']['calendar_s'] / fast['training']['calendar_s']:.1f}x",
             fast_days=f"{fast['training']['calendar_s'] / DAY_S:,.1f}",
             slow_days=f"{slow['training']['calendar_s'] / DAY_S:,.1f}",
@@ -352,7 +360,7 @@ def summary_lines(report: Report, lang: str = "en") -> list[str]:
     """The headline of each option, the verdict, the knees and the growth path."""
     t = strings(lang)
     data = report.data
-    tokens = f"{data['scenario']['token_budget']:.3g}"
+    tokens = count_text(data["scenario"]["token_budget"])
     lines = [t["title"].format(model=data["model"]["id"])]
     for o in data["options"]:
         lines.append(

@@ -9,7 +9,7 @@ from typing import Any
 
 from scalewall.errors import ScalewallError
 from scalewall.report.build import Report
-from scalewall.report.content import content
+from scalewall.report.content import content, count_text
 from scalewall.report.figures import FIGURES
 from scalewall.report.strings import strings
 
@@ -73,7 +73,7 @@ def render_html(report: Report, lang: str = "en", *, command: str = "scalewall r
             t["subtitle"].format(
                 model=model["name"] or model["id"],
                 params=f"{model['params'] / 1e9:,.1f}B",
-                tokens=f"{sc['token_budget']:.3g}",
+                tokens=count_text(sc["token_budget"]),
                 batch=f"{sc['global_batch_tokens']:,}",
             )
         )

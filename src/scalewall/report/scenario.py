@@ -135,7 +135,6 @@ class _ScenarioFile:
 
     title: str = ""
     model: str = "llama3-70b"
-    options: list[dict[str, Any]] = field(default_factory=list)
     token_budget: float = 15e12
     target_days: float = DEFAULT_TARGET_S / DAY_S
     candidate_models: list[str] = field(default_factory=lambda: list(DEFAULT_CANDIDATES))
@@ -151,13 +150,17 @@ class _ScenarioFile:
 def load_scenario(path: Path) -> Scenario:
     """Read a scenario TOML; any mistake raises one `SpecError` naming the file and the key."""
     where = str(path)
-    raw = build(_ScenarioFile, load_toml(path), where=where)
-    if not raw.options:
-        raise SpecError("options", [], "at least one [[options]] table", where=where)
+    doc = load_toml(path)
+    tables = doc.pop("options", [])
+    raw = build(_ScenarioFile, doc, where=where)
+    if not isinstance(tables, list) or not tables:
+        raise SpecError("options", tables, "at least one [[options]] table", where=where)
     options = []
-    for i, table in enumerate(raw.options):
+    for i, table in enumerate(tables):
         if not isinstance(table, dict):
-            raise SpecError(f"options[{i}]", table, "a table with name, cluster|gpu, gpus")
+            raise SpecError(
+                f"options[{i}]", table, "a table with name, cluster|gpu, gpus", where=where
+            )
         options.append(_option(table, f"{where}: options[{i}]"))
     try:
         return Scenario(
