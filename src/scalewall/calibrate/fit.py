@@ -178,10 +178,17 @@ def _kind_sd(problem: _Problem, x: FloatArray, p: int) -> dict[str, float]:
     return out
 
 
-def _covariance(jac: FloatArray, residuals: FloatArray) -> FloatArray:
+def _covariance(jac: FloatArray, residuals: FloatArray, floor: float = 0.0) -> FloatArray:
+    """``s^2 (J^T J)^-1`` by SVD; a direction with a singular value below 1e-9 of the largest
+    (the data cannot tell two parameters apart) gets a variance of 1e30, not pinv's zero.
+    ``s^2`` is at least ``floor``: 1 for residuals in units of their kind's scatter, so a perfect
+    fit of noise-free data does not claim zero uncertainty."""
     n, p = jac.shape
-    s2 = float(np.sum(residuals**2)) / max(n - p, 1)
-    result: FloatArray = s2 * np.linalg.pinv(jac.T @ jac)
+    s2 = max(float(np.sum(residuals**2)) / max(n - p, 1), floor)
+    _, sv, vt = np.linalg.svd(jac, full_matrices=False)
+    tiny = sv < 1e-9 * max(float(sv.max()) if sv.size else 0.0, 1e-300)
+    inv = np.where(tiny, 1e30, 1.0 / np.where(tiny, 1.0, sv) ** 2)
+    result: FloatArray = s2 * (vt.T * inv) @ vt
     return result
 
 
@@ -338,7 +345,7 @@ def fit(
         res = problem.residuals(x)
         hw = np.sqrt(_huber_weights(res))
         jac = problem.jacobian(x)
-        cov = _covariance(jac * hw[:, None], res * hw)
+        cov = _covariance(jac * hw[:, None], res * hw, floor=1.0)
         worst = _worst(names, x, jac, cov) if names else None
         if worst is None:
             break
