@@ -104,6 +104,10 @@ def plan_from_options(
     zero: int,
     sequence_parallel: bool,
     precision: str,
+    etp: int = 1,
+    cp_mode: str = "ring",
+    first_stage_layers: int = 0,
+    last_stage_layers: int = 0,
 ) -> ParallelPlan:
     """A plan from CLI flags; ``dp`` defaults to what fills the cluster."""
     if tp < 1 or model.heads % tp:
@@ -132,6 +136,10 @@ def plan_from_options(
         zero=zero,
         sequence_parallel=sequence_parallel,
         precision=precision,
+        etp=etp,
+        cp_mode=cp_mode,
+        first_stage_layers=first_stage_layers,
+        last_stage_layers=last_stage_layers,
     )
 
 

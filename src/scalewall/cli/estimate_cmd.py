@@ -37,7 +37,8 @@ def print_estimate(result: StepEstimate) -> None:
     plan = result.plan
     console.print(
         f"[bold]{result.model}[/bold] on {result.cluster}: tp={plan.tp} pp={plan.pp} "
-        f"vpp={plan.vpp} dp={plan.dp} cp={plan.cp} micro-batch={plan.micro_batch} "
+        f"vpp={plan.vpp} dp={plan.dp} cp={plan.cp} ({plan.cp_mode}) ep={plan.ep} etp={plan.etp} "
+        f"micro-batch={plan.micro_batch} "
         f"global-batch={plan.global_batch} seq={plan.seq_len} recompute={plan.recompute} "
         f"zero={plan.zero} sp={plan.sequence_parallel} {plan.precision}"
     )
@@ -77,6 +78,16 @@ def estimate_command(
     dp: Annotated[int | None, typer.Option(help="Data-parallel replicas (default: fill).")] = None,
     cp: Annotated[int, typer.Option(help="Context-parallel width.")] = 1,
     ep: Annotated[int, typer.Option(help="Expert-parallel width (MoE).")] = 1,
+    etp: Annotated[int, typer.Option(help="Expert tensor-parallel width (MoE).")] = 1,
+    cp_mode: Annotated[
+        str, typer.Option(help="Context parallelism: ring (KV ring) or a2a (Ulysses).")
+    ] = "ring",
+    first_stage_layers: Annotated[
+        int, typer.Option(help="Layers on the first pipeline stage (0: even split).")
+    ] = 0,
+    last_stage_layers: Annotated[
+        int, typer.Option(help="Layers on the last pipeline stage (0: even split).")
+    ] = 0,
     micro_batch: Annotated[int, typer.Option(help="Sequences per micro-batch.")] = 1,
     global_batch: Annotated[int, typer.Option(help="Sequences per step.")] = 512,
     seq_len: Annotated[int, typer.Option(help="Sequence length in tokens.")] = 8192,
@@ -85,7 +96,9 @@ def estimate_command(
     sequence_parallel: Annotated[
         bool, typer.Option("--sequence-parallel/--no-sequence-parallel")
     ] = True,
-    precision: Annotated[str, typer.Option(help="bf16, fp16 or fp8.")] = "bf16",
+    precision: Annotated[
+        str, typer.Option(help="bf16, fp16, fp8 (per-tensor), fp8-block or mxfp8.")
+    ] = "bf16",
     stack: StackOpt = "megatron-core",
     calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
@@ -111,6 +124,10 @@ def estimate_command(
         zero=zero,
         sequence_parallel=sequence_parallel,
         precision=precision,
+        etp=etp,
+        cp_mode=cp_mode,
+        first_stage_layers=first_stage_layers,
+        last_stage_layers=last_stage_layers,
     )
     cal = load_calibration(calibration)
     if cal is not None:

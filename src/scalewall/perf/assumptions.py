@@ -84,6 +84,33 @@ class Efficiency:
     deviations (Gumbel limit). The ByteDance straggler study (OSDI'25, arXiv 2505.05713) bounds
     it: 10.4% of GPU-hours lost overall, most of it to persistent slow nodes and data skew that
     healthy-rank jitter excludes; 1% gives 3-4% at 1K-16K ranks."""
+    fp8_gemm_ceiling_ratio: float = 0.88
+    """FP8 large-GEMM ceiling over the BF16 one, as fractions of each peak: H100 SXM measures
+    1402.6 of 1979 TFLOP/s FP8 (0.709) against 794.5 of 989 BF16 (0.803): 0.88 (stas00/
+    ml-engineering, maximum achievable matmul FLOPS). Blackwell measures closer (B200 0.98,
+    GB200 0.99); the Hopper value is kept for every part as the conservative default."""
+    fp8_cast_bytes_per_element: float = 3.0
+    """HBM bytes to quantize one BF16 GEMM operand element to FP8: read 2, write 1. Paid on the
+    inputs of every FP8 linear forward (X) and backward (dY); weights are cast once per step
+    and cached across micro-batches (Transformer Engine ``is_first_microbatch``)."""
+    fp8_amax_bytes_per_element: float = 2.0
+    """Per-tensor scaling's extra pass over each cast tensor for its absolute maximum (current
+    scaling, or delayed scaling's amax history update): one more BF16 read. Block-wise and
+    MXFP8 scales are computed inside the cast kernel over 128- or 32-element blocks."""
+    fp8_block_scaling_gemm_slowdown_frac: float = 0.05
+    """GEMM time lost to block-wise (1x128 / 128x128) scaling done in software on Hopper: the
+    partial sums are promoted to FP32 and rescaled on CUDA cores every 128 elements of K
+    (DeepSeek-V3 report Sec. 3.3.2; DeepGEMM overlaps most of it with the WGMMA pipeline).
+    MXFP8 on Blackwell applies its 32-element block scales inside the tensor core: no loss."""
+    fp8_weight_copy_bytes: float = 2.0
+    """HBM bytes per parameter for the FP8 weight copies kept beside the BF16 weights: a
+    row-wise and a column-wise (transposed) FP8 copy, as the forward and the backward GEMMs
+    read the weight in different layouts (Transformer Engine on Hopper and MXFP8)."""
+    expert_alltoall_bw_efficiency: float = 1.0
+    """Achieved fraction of a tier's collective bandwidth for the MoE dispatch/combine
+    all-to-all. DeepEP on H800 reaches 153-158 GB/s NVLink of the 160 GB/s the report measures
+    and 43-58 GB/s RDMA per 50 GB/s NIC (deepseek-ai/DeepEP README), i.e. what the ring
+    efficiencies above already give: 1.0."""
     overlap_compute_slowdown_frac: float = 0.0
     """Compute time lost per second of communication hidden behind it: collective kernels
     occupy SMs (NCCL uses up to 32 of 132 on H100) and share HBM bandwidth. The published runs
@@ -125,10 +152,58 @@ class Stack:
     """Fixed per-step cost outside the model (data loading, logging)."""
     scatter_gather_p2p: bool = True
     """Pipeline activations sent as 1/tp shards and all-gathered over NVLink (Megatron)."""
+    optimizer_state_bytes: float = 12.0
+    """Bytes of optimizer state per parameter: fp32 master weights and fp32 Adam m and v
+    (Rajbhandari et al. 2020). DeepSeek-V3 keeps m and v in BF16: 8."""
+    moe_load_imbalance: float = 1.1
+    """Tokens of the busiest expert-parallel rank over the mean (max/mean), dropless routing.
+    The slowest rank sets the expert GEMMs and the all-to-all of the whole EP group. Balanced
+    routing (auxiliary loss or DeepSeek-V3's bias-based auxiliary-loss-free balancing) keeps
+    it near 1.1 over a training batch; unbalanced routers reach 1.5-2."""
+    moe_capacity_factor: float = 0.0
+    """0: dropless. Otherwise each expert's buffer holds capacity_factor x the mean tokens:
+    overflow is dropped and buffers are padded (GShard / Switch style), so every expert
+    computes exactly capacity_factor x the mean and the imbalance factor no longer applies."""
+    moe_max_nodes_per_token: int = 0
+    """Node-limited routing: a token is sent to experts on at most this many scale-up domains
+    and crosses the network once per domain, forwarded inside it over the scale-up fabric
+    (DeepSeek-V3: 4). 0: unlimited, each of the top-k copies travels separately."""
+    moe_dispatch_bytes: float = 2.0
+    """Bytes per hidden element of a dispatched token (BF16; DeepSeek-V3 dispatches in FP8
+    with 128-element block scales: about 1.03)."""
+    moe_combine_bytes: float = 2.0
+    """Bytes per hidden element of a combined (returned) token, and of both backward passes."""
+    moe_permute_bytes_per_hidden: float = 8.0
+    """HBM bytes per hidden element per routed token copy for permuting tokens into expert
+    order and back, forward and backward (gather and scatter: read 2, write 2, each twice)."""
+    ep_comm_overlap_frac: float = 0.0
+    """Fraction of the expert all-to-all hidden behind computation of another micro-batch
+    (DeepSeek-V3's DualPipe overlaps dispatch and combine with attention and MLP of the paired
+    chunk: ~1; Megatron-Core's 1F1B all-to-all overlap likewise). At most the layer's compute."""
+    ep_overlap_sm_frac: float = 0.0
+    """Fraction of SMs the communication kernels take while they overlap computation
+    (DeepSeek-V3: 20 of 132 H800 SMs): compute of the overlapped layers runs that much slower."""
+    dualpipe: bool = False
+    """DeepSeek-V3's bidirectional DualPipe schedule: bubble (pp/2 - 1) (F&B + B - 3W) instead
+    of 1F1B's (pp - 1)(F + B) (report Table 2), so about (pp/2 - 1)/(pp - 1) of it; two
+    copies of each rank's parameters, pp + 1 micro-batches of activations in flight."""
 
 
 PRESETS: dict[str, Stack] = {
     "megatron-core": Stack(tp_comm_overlap_frac=0.6),
+    "deepseek-v3": Stack(
+        name="deepseek-v3",
+        tp_comm_overlap_frac=0.0,
+        optimizer_state_bytes=8.0,
+        moe_max_nodes_per_token=4,
+        moe_dispatch_bytes=1.03,
+        ep_comm_overlap_frac=1.0,
+        ep_overlap_sm_frac=20.0 / 132.0,
+        dualpipe=True,
+    ),
+    "megatron-core-moe": Stack(
+        name="megatron-core-moe", tp_comm_overlap_frac=0.6, ep_comm_overlap_frac=1.0
+    ),
     "megatron-core-no-overlap": Stack(
         name="megatron-core-no-overlap",
         overlap_grad_reduce=False,

@@ -132,3 +132,46 @@ def p2p_time_s(
         time = np.where(inside, cost, time)
     top = cluster.tiers[-1]
     return np.where(np.isinf(time), message_bytes / _bandwidth(top, eff), time)
+
+
+def expert_alltoall_time_s(
+    cluster: Cluster,
+    eff: Efficiency,
+    n: FloatArray,
+    stride: FloatArray,
+    token_bytes: FloatArray,
+    copies: float,
+    max_domains: int,
+) -> FloatArray:
+    """MoE dispatch (or combine) over an expert-parallel group of ``n`` ranks ``stride`` apart:
+    each rank sends ``copies`` copies of tokens whose one copy totals ``token_bytes``, to
+    experts spread uniformly over the group.
+
+    The share of destinations first reached at tier t is ``(inside_t - inside_{t-1}) / n``.
+    Inside the scale-up domain every copy travels on its own. Beyond it, node-limited routing
+    (``max_domains`` = M > 0, DeepSeek-V3's M = 4) sends a token at most once to each of at
+    most M domains, so ``min(copies, M)`` copies cross the network; the receiving domain
+    forwards them to their experts over the scale-up fabric, which carries those copies too.
+    Tiers work at the same time: the slowest sets the time (as ``alltoall_time_s``).
+    """
+    total = np.where(n > 1, eff.collective_launch_s, 0.0)
+    slowest = np.zeros_like(np.asarray(token_bytes, dtype=np.float64))
+    below = np.ones_like(n)
+    factors = level_factors(cluster, n, stride)
+    scale_up_inside = factors[0]
+    remote = 1.0 - scale_up_inside / n
+    network_copies = min(copies, max_domains) if max_domains > 0 else copies
+    for index, (tier, f) in enumerate(zip(cluster.tiers, factors, strict=True)):
+        inside = below * f
+        share = (inside - below) / n
+        if index == 0:
+            crossing = copies * share + (copies * remote if max_domains > 0 else 0.0)
+        else:
+            crossing = network_copies * share
+        bandwidth = _bandwidth(tier, eff) * eff.expert_alltoall_bw_efficiency
+        time = crossing * token_bytes / bandwidth + np.where(
+            f > 1, (f - 1.0) * _step_latency(tier, eff), 0.0
+        )
+        slowest = np.maximum(slowest, time)
+        below = inside
+    return total + slowest

@@ -8,7 +8,7 @@ time to stream A, B and C through HBM (roofline), plus a fixed kernel cost.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,7 +27,12 @@ class Device:
     """The per-accelerator numbers the kernels need, for one precision."""
 
     peak_flop_per_s: FloatArray
-    """Dense tensor peak at each plan's GEMM precision."""
+    """Dense tensor peak of the linear layers at each plan's GEMM precision; for the FP8
+    recipes already scaled by the FP8 ceiling ratio and the block-scaling loss."""
+    precision_code: FloatArray
+    """Index into PRECISIONS of each plan."""
+    hardware_block_scaling: bool
+    """The tensor cores apply microscaling block scales themselves (Blackwell: MXFP8)."""
     peak_bf16_flop_per_s: float
     gemm_ceiling_frac: float
     """Sustained GEMM fraction of the peak: microbenchmark ceiling x in-step ratio."""
@@ -38,24 +43,55 @@ class Device:
 
     @classmethod
     def of(cls, acc: Accelerator, precision_code: FloatArray, eff: Efficiency) -> Device:
-        """``precision_code`` indexes PRECISIONS (bf16, fp16, fp8); FP8 falls back to the BF16
-        peak on accelerators without FP8 tensor cores."""
+        """``precision_code`` indexes PRECISIONS (bf16, fp16, fp8, fp8-block, mxfp8). FP8 falls
+        back to the BF16 peak on accelerators without FP8 tensor cores. Hardware microscaling
+        is taken to come with FP4 tensor cores (both arrived with Blackwell); elsewhere MXFP8
+        is scaled in software like ``fp8-block``."""
         clock = acc.training_clock_frac
+        has_fp8 = acc.peak_fp8_flop_per_s > 0
+        fp8 = acc.peak_fp8_flop_per_s * eff.fp8_gemm_ceiling_ratio if has_fp8 else 0.0
+        hw_blocks = acc.peak_fp4_flop_per_s > 0
+        block = fp8 * (1.0 - eff.fp8_block_scaling_gemm_slowdown_frac)
         peaks = np.array(
             [
                 acc.peak_bf16_flop_per_s,
                 acc.peak_fp16_flop_per_s,
-                acc.peak_fp8_flop_per_s or acc.peak_bf16_flop_per_s,
+                fp8 or acc.peak_bf16_flop_per_s,
+                block or acc.peak_bf16_flop_per_s,
+                (fp8 if hw_blocks else block) or acc.peak_bf16_flop_per_s,
             ]
         )
+        code = np.asarray(precision_code, dtype=np.float64)
         return cls(
-            peak_flop_per_s=peaks[precision_code.astype(np.intp)],
+            peak_flop_per_s=peaks[code.astype(np.intp)],
+            precision_code=code,
+            hardware_block_scaling=hw_blocks,
             peak_bf16_flop_per_s=acc.peak_bf16_flop_per_s,
             gemm_ceiling_frac=acc.gemm_max_frac * eff.gemm_sustained_ratio * clock,
             attention_frac=(acc.attention_frac or eff.flash_attention_frac) * clock,
             sm_count=acc.sm_count,
             hbm_bytes_per_s=acc.hbm_bytes_per_s,
         )
+
+    def without_fp8(self) -> Device:
+        """The same device with FP8 plans' GEMMs back in BF16 (the output layer and the router
+        stay in BF16 under every FP8 recipe; DeepSeek-V3 Sec. 3.3.1)."""
+        return replace(
+            self,
+            peak_flop_per_s=np.where(self.fp8, self.peak_bf16_flop_per_s, self.peak_flop_per_s),
+            precision_code=np.where(self.fp8, 0.0, self.precision_code),
+        )
+
+    @property
+    def fp8(self) -> NDArray[np.bool_]:
+        """Plans whose linear layers run in FP8."""
+        result: NDArray[np.bool_] = self.precision_code >= 2
+        return result
+
+    @property
+    def operand_bytes(self) -> FloatArray:
+        """Bytes per GEMM operand element the kernels stream (1 in FP8, 2 otherwise)."""
+        return np.where(self.fp8, 1.0, 2.0)
 
 
 def tile_utilization(m: FloatArray, n: FloatArray, dev: Device, eff: Efficiency) -> FloatArray:
@@ -102,6 +138,46 @@ def linear_time_s(
     forward = gemm_time_s(tokens, n_out, k_in, dev, eff)
     dgrad = gemm_time_s(tokens, k_in, n_out, dev, eff)
     wgrad = gemm_time_s(k_in, n_out, tokens, dev, eff)
+    return forward, dgrad + wgrad
+
+
+def grouped_gemm_time_s(
+    m: FloatArray, n: FloatArray, k: FloatArray, groups: FloatArray, dev: Device, eff: Efficiency
+) -> FloatArray:
+    """One grouped GEMM: ``groups`` independent (m, k) x (k, n) products in one kernel, as the
+    routed experts of an MoE layer run (CUTLASS grouped GEMM). Tiles of all groups share the
+    waves, but each group's edge tiles are padded on their own:
+    utilization = groups m n / (waves x SMs x tile), waves = ceil(groups ceil(m/tm) ceil(n/tn)
+    / SMs); one kernel cost for the whole group."""
+    rows, cols, inner = (np.maximum(np.asarray(x, dtype=np.float64), 1.0) for x in (m, n, k))
+    flop = 2.0 * rows * cols * inner * groups
+    rate = (
+        dev.peak_flop_per_s * dev.gemm_ceiling_frac * inner / (inner + eff.gemm_k_half_efficiency)
+    )
+    best = np.zeros_like(rows)
+    for scale_m, scale_n in _TILES:
+        tm, tn = eff.gemm_tile_m * scale_m, eff.gemm_tile_n * scale_n
+        tiles = groups * np.ceil(rows / tm) * np.ceil(cols / tn)
+        waves = np.ceil(tiles / dev.sm_count)
+        best = np.maximum(best, groups * rows * cols / (waves * dev.sm_count * tm * tn))
+    traffic = (rows * inner + inner * cols + rows * cols) * dev.operand_bytes * groups
+    memory = traffic / (dev.hbm_bytes_per_s * eff.hbm_efficiency)
+    result: FloatArray = np.maximum(flop / (rate * best), memory) + eff.gemm_launch_s
+    return result
+
+
+def grouped_linear_time_s(
+    tokens: FloatArray,
+    n_out: FloatArray,
+    k_in: FloatArray,
+    groups: FloatArray,
+    dev: Device,
+    eff: Efficiency,
+) -> tuple[FloatArray, FloatArray]:
+    """Forward and backward time of ``groups`` expert linears, ``tokens`` rows each."""
+    forward = grouped_gemm_time_s(tokens, n_out, k_in, groups, dev, eff)
+    dgrad = grouped_gemm_time_s(tokens, k_in, n_out, groups, dev, eff)
+    wgrad = grouped_gemm_time_s(k_in, n_out, tokens, groups, dev, eff)
     return forward, dgrad + wgrad
 
 

@@ -12,6 +12,7 @@ equal stages). Data-parallel gradient traffic, the optimizer step and fixed over
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -19,9 +20,16 @@ from scipy import special
 
 from scalewall.catalog.schema import ModelSpec
 from scalewall.perf import collectives as coll
+from scalewall.perf import moe
 from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import PlanBatch
-from scalewall.perf.compute import Device, gemm_time_s, linear_time_s, memory_bound_time_s
+from scalewall.perf.compute import (
+    Device,
+    gemm_time_s,
+    linear_time_s,
+    memory_bound_time_s,
+)
+from scalewall.plan.plan import PRECISIONS
 from scalewall.plan.topology import Cluster
 from scalewall.workload import counts
 
@@ -30,13 +38,14 @@ FloatArray = NDArray[np.float64]
 ACT_BYTES = 2.0  # bf16/fp16 activations
 WEIGHT_BYTES = 2.0  # low-precision weight copy used by the GEMMs
 MAIN_GRAD_BYTES = 4.0  # fp32 main gradients (Megatron accumulates in fp32)
-OPTIMIZER_STATE_BYTES = 12.0  # fp32 master weights + Adam m and v (Rajbhandari et al. 2020)
 
 BREAKDOWN_PARTS = (
     "compute",
     "recompute",
     "tp_comm",
     "cp_comm",
+    "ep_comm",
+    "moe_imbalance",
     "pp_comm",
     "pipeline_bubble",
     "dp_comm",
@@ -76,29 +85,79 @@ class _LayerTimes:
     fwd_cp: FloatArray
     bwd_cp: FloatArray
     recompute: FloatArray
+    fwd_ep: FloatArray
+    """Exposed expert all-to-all (dispatch and combine) of an MoE layer; 0 for a dense one."""
+    bwd_ep: FloatArray
+    ep_overhead: FloatArray
+    """Compute lost to the SMs the overlapped all-to-all occupies (inside the compute times)."""
+    imbalance: FloatArray
+    """What the busiest expert-parallel rank spends over the mean one: expert GEMMs (inside
+    the compute times) and all-to-all (``imbalance_comm``, inside the EP times)."""
+    imbalance_comm: FloatArray
+
+    @property
+    def fwd(self) -> FloatArray:
+        return self.fwd_compute + self.fwd_tp + self.fwd_cp + self.fwd_ep
+
+    @property
+    def bwd(self) -> FloatArray:
+        return self.bwd_compute + self.bwd_tp + self.bwd_cp + self.bwd_ep + self.recompute
+
+    def parts(self) -> dict[str, FloatArray]:
+        """The layer's time by breakdown part (compute is what the others leave of total)."""
+        return {
+            "recompute": self.recompute,
+            "tp_comm": self.fwd_tp + self.bwd_tp,
+            "cp_comm": self.fwd_cp + self.bwd_cp,
+            "ep_comm": self.fwd_ep + self.bwd_ep + self.ep_overhead - self.imbalance_comm,
+            "moe_imbalance": self.imbalance,
+            "total": self.fwd + self.bwd,
+        }
+
+
+def _head_dims(model: ModelSpec) -> tuple[float, float]:
+    """Query/key and value head widths (MLA: 128 no-RoPE + 64 RoPE and 128 for DeepSeek-V3)."""
+    if model.kv_lora_rank:
+        return float(model.qk_nope_head_dim + model.qk_rope_head_dim), float(model.v_head_dim)
+    d = float(model.head_size)
+    return d, d
+
+
+def _keys_per_query(model: ModelSpec, seq_len: FloatArray) -> FloatArray:
+    """Mean keys a causal query attends to: s/2, or w (1 - w / 2s) under a sliding window
+    w < s (the first w queries see fewer than w keys)."""
+    half: FloatArray = seq_len * 0.5
+    if not model.sliding_window:
+        return half
+    w = float(model.sliding_window)
+    result: FloatArray = np.where(w < seq_len, w * (1.0 - w / (2.0 * seq_len)), half)
+    return result
 
 
 def _attention_times(
     model: ModelSpec, p: PlanBatch, dev: Device, eff: Efficiency, stack: Stack
 ) -> tuple[FloatArray, ...]:
     """Forward time, backward time and selective-recompute time of the attention core (scores
-    and context) of one layer, per GPU."""
+    and context) of one layer, per GPU. Attention stays in BF16 under every FP8 recipe."""
     heads = model.heads / p.tp
-    d = float(model.head_size)
+    d_qk, d_v = _head_dims(model)
     tokens = p.micro_batch * p.seq_len / p.cp
     if stack.flash_attention:
         # A causal kernel skips the masked half; with CP, causal load balancing gives each rank
         # the same share. FlashAttention's backward recomputes the scores: 2.5x forward FLOPs.
-        flop = 2.0 * 2.0 * tokens * p.seq_len * heads * d * 0.5
+        flop = 2.0 * tokens * _keys_per_query(model, p.seq_len) * heads * (d_qk + d_v)
         forward = flop / (dev.peak_bf16_flop_per_s * dev.attention_frac)
         return forward, 2.5 * forward, np.zeros_like(forward)
     # Unfused (Megatron 2021-22): QK^T and AV as batched GEMMs over the full s x s square, then
     # scale-mask-softmax and dropout stream the scores through HBM.
     batch = p.micro_batch * heads
     s = p.seq_len / p.cp
-    qk = gemm_time_s(s, p.seq_len, d, dev, eff, batch=batch)
-    av = gemm_time_s(s, d, p.seq_len, dev, eff, batch=batch)
-    scores = batch * s * p.seq_len
+    span = p.seq_len
+    if model.sliding_window:
+        span = np.minimum(p.seq_len, float(model.sliding_window))
+    qk = gemm_time_s(s, span, d_qk, dev, eff, batch=batch)
+    av = gemm_time_s(s, d_v, span, dev, eff, batch=batch)
+    scores = batch * s * span
     per_score = eff.unfused_attention_bytes_per_score + (
         eff.attention_dropout_bytes_per_score if model.dropout else 0.0
     )
@@ -107,29 +166,66 @@ def _attention_times(
     return forward, 2.0 * forward, forward
 
 
+def _attention_linears(model: ModelSpec, tp: FloatArray) -> list[tuple[Any, Any]]:
+    """(n_out, k_in) of the attention projections on one GPU. MLA (DeepSeek-V2/V3): the
+    down projections to the query and KV latents are replicated over TP, the up projections
+    to the heads and the output projection are split."""
+    hidden, heads = float(model.hidden), float(model.heads)
+    if model.kv_lora_rank:
+        d_qk, d_v = _head_dims(model)
+        kv_latent = float(model.kv_lora_rank)
+        out: list[tuple[Any, Any]] = []
+        if model.q_lora_rank:
+            out += [(float(model.q_lora_rank), hidden), (heads * d_qk / tp, model.q_lora_rank)]
+        else:
+            out.append((heads * d_qk / tp, hidden))
+        out += [
+            (kv_latent + model.qk_rope_head_dim, hidden),
+            (heads * (model.qk_nope_head_dim + d_v) / tp, kv_latent),
+            (hidden, heads * d_v / tp),
+        ]
+        return out
+    d, kv = float(model.head_size), float(model.kv_heads)
+    return [((heads + 2.0 * kv) * d / tp, hidden), (hidden, heads * d / tp)]
+
+
+def _cast_bytes(dev: Device, eff: Efficiency) -> FloatArray:
+    """HBM bytes per element cast to FP8: the cast, plus per-tensor scaling's amax pass."""
+    per_tensor = dev.precision_code == PRECISIONS.index("fp8")
+    result: FloatArray = eff.fp8_cast_bytes_per_element + np.where(
+        per_tensor, eff.fp8_amax_bytes_per_element, 0.0
+    )
+    return result
+
+
 def _layer_times(
-    model: ModelSpec, cluster: Cluster, p: PlanBatch, dev: Device, eff: Efficiency, stack: Stack
+    model: ModelSpec,
+    cluster: Cluster,
+    p: PlanBatch,
+    dev: Device,
+    eff: Efficiency,
+    stack: Stack,
+    moe_layer: bool = False,
 ) -> _LayerTimes:
+    """One dense layer, or with ``moe_layer`` one MoE layer (shared experts in place of the
+    dense FFN, router, routed experts, expert all-to-all)."""
     tp = p.tp
     tokens = p.micro_batch * p.seq_len / p.cp
-    d, heads, kv = float(model.head_size), float(model.heads), float(model.kv_heads)
-    hidden, ffn = float(model.hidden), float(model.ffn_hidden)
-    up_width = ffn * (2.0 if model.activation == "swiglu" else 1.0)
-    shapes: list[
-        tuple[FloatArray | float, FloatArray | float]
-    ] = [  # (n_out, k_in) of the column- and row-parallel linears
-        ((heads + 2.0 * kv) * d / tp, hidden),
-        (hidden, heads * d / tp),
-        (up_width / tp, hidden),
-        (hidden, ffn / tp),
-    ]
+    hidden = float(model.hidden)
+    ffn = float(model.shared_experts * model.expert_ffn_hidden if moe_layer else model.ffn_hidden)
+    up_width = ffn * moe.swiglu_factor(model)
+    shapes = _attention_linears(model, tp)
+    if ffn > 0:
+        shapes += [(up_width / tp, hidden), (hidden, ffn / tp)]
     fwd = np.zeros_like(tokens)
     bwd = np.zeros_like(tokens)
+    cast = np.zeros_like(tokens)
     for n_out, k_in in shapes:
         n_arr = np.asarray(n_out, dtype=np.float64) * np.ones_like(tokens)
         k_arr = np.asarray(k_in, dtype=np.float64) * np.ones_like(tokens)
         f, b = linear_time_s(tokens, n_arr, k_arr, dev, eff)
         fwd, bwd = fwd + f, bwd + b
+        cast = cast + tokens * (n_arr + k_arr)
     attn_f, attn_b, attn_re = _attention_times(model, p, dev, eff, stack)
     norm_tokens = np.where(p.sequence_parallel > 0, tokens / tp, tokens)
     per_hidden = stack.elementwise_bytes_per_hidden + (
@@ -138,9 +234,22 @@ def _layer_times(
     elem_bytes = (
         norm_tokens * hidden * per_hidden + tokens * up_width / tp * stack.elementwise_bytes_per_ffn
     )
+    zero = np.zeros_like(tokens)
+    imbalance, ep_f, ep_b, etp_comm = zero, zero, zero, zero
+    if moe_layer:
+        routed = moe.routed_expert_times(model, p, dev, eff, stack, tokens)
+        experts = model.routed_experts * np.ones_like(tokens)
+        rf, rb = linear_time_s(norm_tokens, experts, hidden + zero, dev.without_fp8(), eff)
+        fwd, bwd = fwd + routed.fwd + rf, bwd + routed.bwd + rb
+        elem_bytes = elem_bytes + routed.elementwise_bytes
+        cast = cast + routed.cast_elements
+        imbalance = routed.imbalance
+        ep_f, ep_b = moe.expert_comm_times(model, cluster, p, eff, stack, tokens)
+        etp_comm = moe.expert_tp_comm_time(model, cluster, p, eff, stack, tokens)
     elem = memory_bound_time_s(elem_bytes, dev, eff)
-    fwd_compute = fwd + attn_f + elem / 3.0
-    bwd_compute = bwd + attn_b + elem * 2.0 / 3.0
+    cast_time = np.where(dev.fp8, memory_bound_time_s(cast * _cast_bytes(dev, eff), dev, eff), 0.0)
+    fwd_compute = fwd + attn_f + elem / 3.0 + cast_time / 2.0
+    bwd_compute = bwd + attn_b + elem * 2.0 / 3.0 + cast_time / 2.0
     # TP/SP: per layer two all-reduces (or reduce-scatter + all-gather pairs with SP) forward
     # and two backward, each of the full [T, D] activation (Korthikanti et al. 2022, Sec. 4.2).
     message = tokens * hidden * ACT_BYTES
@@ -150,13 +259,23 @@ def _layer_times(
         2.0 * coll.reduce_scatter_time_s(cluster, eff, tp, one, message),
         coll.allreduce_time_s(cluster, eff, tp, one, message),
     )
+    tp_total = tp_total + etp_comm
     # The hidden share still costs compute: communication kernels take SMs and HBM bandwidth.
     hidden_share = stack.tp_comm_overlap_frac * (1.0 - eff.overlap_compute_slowdown_frac)
     tp_fwd = tp_total * (1.0 - hidden_share)
     cp_fwd, cp_bwd = _cp_times(model, cluster, p, eff, attn_f, attn_b)
+    ep_fwd, ep_bwd, overhead, imbalance_comm = zero, zero, zero, zero
+    if moe_layer:
+        ep_fwd, ep_bwd, overhead, imbalance_comm = _ep_exposed(
+            p, stack, ep_f, ep_b, fwd_compute + bwd_compute
+        )
+        share = fwd_compute / (fwd_compute + bwd_compute)
+        fwd_compute = fwd_compute + overhead * share
+        bwd_compute = bwd_compute + overhead * (1.0 - share)
+        imbalance = imbalance + imbalance_comm
     full = p.recompute == 2
     recompute = np.where(
-        full, fwd_compute + tp_fwd + cp_fwd, np.where(p.recompute == 1, attn_re, 0.0)
+        full, fwd_compute + tp_fwd + cp_fwd + ep_fwd, np.where(p.recompute == 1, attn_re, 0.0)
     )
     return _LayerTimes(
         fwd_compute=fwd_compute,
@@ -166,7 +285,33 @@ def _layer_times(
         fwd_cp=cp_fwd,
         bwd_cp=cp_bwd,
         recompute=recompute,
+        fwd_ep=ep_fwd,
+        bwd_ep=ep_bwd,
+        ep_overhead=overhead,
+        imbalance=imbalance,
+        imbalance_comm=imbalance_comm,
     )
+
+
+def _ep_exposed(
+    p: PlanBatch, stack: Stack, ep_f: FloatArray, ep_b: FloatArray, compute: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Exposed all-to-all forward and backward, the compute lost to the SMs the overlap takes,
+    and the exposed all-to-all's imbalance share.
+
+    The busiest rank receives f x the mean tokens. ``ep_comm_overlap_frac`` of the all-to-all
+    hides behind another micro-batch's computation, at most the layer's own compute time;
+    while it does, ``ep_overlap_sm_frac`` of the SMs run communication: compute / (1 - s)."""
+    load = moe.load_factor(stack)
+    raw_f, raw_b = ep_f * load, ep_b * load
+    total = raw_f + raw_b
+    hidden = np.minimum(stack.ep_comm_overlap_frac * total, compute)
+    keep = np.where(total > 0, (total - hidden) / np.maximum(total, 1e-30), 0.0)
+    overlapping = (p.ep > 1) & (stack.ep_comm_overlap_frac > 0)
+    sm = stack.ep_overlap_sm_frac
+    overhead = np.where(overlapping, compute * sm / (1.0 - sm), 0.0)
+    exposed_f, exposed_b = raw_f * keep, raw_b * keep
+    return exposed_f, exposed_b, overhead, (exposed_f + exposed_b) * (1.0 - 1.0 / load)
 
 
 def _cp_times(
@@ -180,18 +325,22 @@ def _cp_times(
     """Exposed context-parallel time per layer, forward and backward.
 
     Ring: each rank passes its K and V shard around the ring (c-1 steps), overlapped with the
-    attention on the shard it holds; backward also returns dK, dV (twice the bytes).
-    All-to-all: Q, K, V and the output are exchanged between sequence and head sharding
-    (4 all-to-alls forward, 4 backward), not overlapped.
+    attention on the shard it holds; backward also returns dK, dV (twice the bytes). Causal
+    load balancing (each rank holds chunks i and 2c-1-i) gives every rank the same attention
+    work, so the overlap window is the rank's whole attention time.
+    All-to-all (DeepSpeed-Ulysses): Q, K, V and the output are exchanged between sequence and
+    head sharding (4 all-to-alls forward, 4 backward), not overlapped; needs tp x cp | heads.
     """
     tokens = p.micro_batch * p.seq_len / p.cp
-    d = float(model.head_size)
-    kv_bytes = tokens * 2.0 * model.kv_heads * d / np.minimum(p.tp, model.kv_heads) * ACT_BYTES
+    d_qk, d_v = _head_dims(model)
+    kv_per_token = model.kv_heads * (d_qk + d_v)
+    kv_bytes = tokens * kv_per_token / np.minimum(p.tp, model.kv_heads) * ACT_BYTES
     steps = p.cp - 1.0
     ring_f = steps * coll.p2p_time_s(cluster, eff, p.tp, kv_bytes)
     ring_fwd = np.maximum(ring_f - attn_fwd, 0.0)
     ring_bwd = np.maximum(2.0 * ring_f - attn_bwd, 0.0)
-    qkvo_bytes = tokens * (2.0 * model.heads + 2.0 * model.kv_heads) * d / p.tp * ACT_BYTES
+    qkvo = model.heads * (d_qk + d_v) + kv_per_token
+    qkvo_bytes = tokens * qkvo / p.tp * ACT_BYTES
     a2a = coll.alltoall_time_s(cluster, eff, p.cp, p.tp, qkvo_bytes)
     fwd = np.where(p.cp > 1, np.where(p.cp_mode == 0, ring_fwd, a2a), 0.0)
     bwd = np.where(p.cp > 1, np.where(p.cp_mode == 0, ring_bwd, a2a), 0.0)
@@ -201,47 +350,93 @@ def _cp_times(
 def _head_times(
     model: ModelSpec, p: PlanBatch, dev: Device, eff: Efficiency, stack: Stack
 ) -> tuple[FloatArray, FloatArray]:
-    """Output layer (logits) and loss on the last stage: forward and backward time."""
+    """Output layer (logits, in BF16 under FP8 recipes) and loss on the last stage: forward
+    and backward time."""
     tokens = p.micro_batch * p.seq_len / p.cp
     vocab = model.vocab / p.tp
     one = np.ones_like(tokens)
-    f, b = linear_time_s(tokens, vocab * one, model.hidden * one, dev, eff)
+    f, b = linear_time_s(tokens, vocab * one, model.hidden * one, dev.without_fp8(), eff)
     loss = memory_bound_time_s(tokens * vocab * stack.loss_bytes_per_logit, dev, eff)
     return f + loss / 3.0, b + loss * 2.0 / 3.0
 
 
-def _stage_params(model: ModelSpec, p: PlanBatch) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Parameters per GPU (after TP) of the first, a middle and the last stage."""
+def _mtp_times(
+    model: ModelSpec,
+    p: PlanBatch,
+    dev: Device,
+    eff: Efficiency,
+    layer: _LayerTimes,
+    head: tuple[FloatArray, FloatArray],
+) -> tuple[FloatArray, FloatArray]:
+    """Multi-token prediction modules on the last stage (DeepSeek-V3 Sec. 2.2): each is a
+    projection of [h; emb] (2D -> D), one transformer layer and the shared output head."""
+    tokens = p.micro_batch * p.seq_len / p.cp
+    one = np.ones_like(tokens)
+    pf, pb = linear_time_s(tokens, model.hidden / p.tp * one, 2.0 * model.hidden * one, dev, eff)
+    n = float(model.mtp_layers)
+    return n * (pf + layer.fwd + head[0]), n * (pb + layer.bwd + head[1])
+
+
+def _stage_param_parts(model: ModelSpec, p: PlanBatch) -> dict[str, tuple[FloatArray, FloatArray]]:
+    """Parameters per GPU of the first, the busiest middle and the last stage, split into
+    those replicated over DP x CP (after TP) and the routed experts (after EP x ETP)."""
     layer = counts.layer_params(model, moe=False).total
     embed = float(model.vocab * model.hidden)
     if model.position_embedding == "learned":
         embed += model.max_seq_len * model.hidden
     out = float(model.vocab * model.hidden)  # tied: the last stage keeps its own copy
     single = p.pp == 1
-    first = (
-        p.layers_first * layer
-        + embed
-        + np.where(single, 0.0 if model.tied_embeddings else out, 0.0)
+    mix = moe.stage_layer_mix(model, p)
+    if model.is_moe:
+        sparse = counts.layer_params(model, moe=True)
+        moe_dense = sparse.total - sparse.mlp_routed
+        moe_expert = sparse.mlp_routed / (p.ep * p.etp)
+    else:
+        moe_dense, moe_expert = 0.0, np.zeros_like(p.tp)
+    mtp_dense = model.mtp_layers * (
+        (moe_dense if model.is_moe else layer) + 2.0 * model.hidden**2 + model.hidden
     )
-    middle = p.layers_middle * layer
-    last = np.where(single, first, p.layers_last * layer + out)
-    return first / p.tp, middle / p.tp, last / p.tp
+    mtp_expert = model.mtp_layers * moe_expert
+
+    def dense(name: str) -> FloatArray:
+        n_dense, n_moe = mix[name]
+        result: FloatArray = n_dense * layer
+        return result + n_moe * moe_dense if model.is_moe else result
+
+    first = dense("first") + embed + np.where(single, 0.0 if model.tied_embeddings else out, 0.0)
+    last = np.where(single, first, dense("last") + out) + mtp_dense
+    expert = {name: mix[name][1] * moe_expert for name in mix}
+    return {
+        "first": (first / p.tp, expert["first"] + np.where(single, mtp_expert, 0.0)),
+        "middle": (dense("middle") / p.tp, expert["middle"]),
+        "last": (last / p.tp, expert["last"] + mtp_expert),
+    }
 
 
-def _activation_bytes_per_layer(model: ModelSpec, p: PlanBatch, stack: Stack) -> FloatArray:
+def _activation_bytes_per_layer(
+    model: ModelSpec, p: PlanBatch, stack: Stack, fp8: NDArray[np.bool_], moe_layer: bool = False
+) -> FloatArray:
     """Activation memory one layer keeps for backward, per micro-batch per GPU.
 
     Korthikanti et al. 2022 (eq. 1-2): replicated part (norm inputs 4D, linear inputs 4D,
     dropout masks 2D) plus TP-sharded part (Q, K, V, projection input, FFN activations and the
     attention scores 5 a s when the kernel is unfused and not recomputed); SP shards it all.
-    Full recompute keeps only the layer input.
+    MLA adds its query and KV latents (replicated); an MoE layer's FFN is its shared experts
+    plus the routed experts' copies. FP8 keeps linear inputs in one byte: 2D of the replicated
+    part, the projection input and the FFN down-projection input. Full recompute keeps only
+    the layer input.
     """
     tokens = p.micro_batch * p.seq_len / p.cp
-    hidden, d = float(model.hidden), float(model.head_size)
+    hidden = float(model.hidden)
+    d_qk, d_v = _head_dims(model)
     replicated = (8.0 + (2.0 if model.dropout else 0.0)) * hidden
-    ffn = float(model.ffn_hidden)
-    ffn_acts = (6.0 if model.activation == "swiglu" else 4.0) * ffn
-    sharded: FloatArray | float = 2.0 * (2.0 * model.heads * d + 2.0 * model.kv_heads * d)
+    if model.kv_lora_rank:
+        latents = model.q_lora_rank + model.kv_lora_rank + model.qk_rope_head_dim
+        replicated += ACT_BYTES * latents
+    ffn = float(model.shared_experts * model.expert_ffn_hidden if moe_layer else model.ffn_hidden)
+    ffn_acts = moe.ffn_activation_elements(model) * ffn
+    qkvo = model.heads * (d_qk + d_v) + model.kv_heads * (d_qk + d_v)
+    sharded: FloatArray | float = 2.0 * qkvo
     sharded += ffn_acts
     if not stack.flash_attention:
         scores = (5.0 if model.dropout else 2.0) * model.heads * p.seq_len
@@ -249,9 +444,30 @@ def _activation_bytes_per_layer(model: ModelSpec, p: PlanBatch, stack: Stack) ->
     per_token = np.where(
         p.sequence_parallel > 0, (replicated + sharded) / p.tp, replicated + sharded / p.tp
     )
+    per_token = per_token - np.where(
+        fp8, 2.0 * hidden / np.where(p.sequence_parallel > 0, p.tp, 1.0), 0.0
+    )
+    per_token = per_token - np.where(fp8, (model.heads * d_v + ffn) / p.tp, 0.0)
     layer_input = np.where(p.sequence_parallel > 0, ACT_BYTES * hidden / p.tp, ACT_BYTES * hidden)
     result: FloatArray = tokens * np.where(p.recompute == 2, layer_input, per_token)
+    if moe_layer:
+        routed = moe.routed_activation_bytes(model, p, stack, tokens, fp8)
+        result = result + np.where(p.recompute == 2, 0.0, routed)
     return result
+
+
+def _stage_activations(
+    model: ModelSpec, p: PlanBatch, stack: Stack, fp8: NDArray[np.bool_]
+) -> dict[str, FloatArray]:
+    """Activation bytes of one micro-batch through each stage's layers."""
+    dense = _activation_bytes_per_layer(model, p, stack, fp8)
+    sparse = _activation_bytes_per_layer(model, p, stack, fp8, True) if model.is_moe else dense
+    out: dict[str, FloatArray] = {}
+    for name, (n_dense, n_moe) in moe.stage_layer_mix(model, p).items():
+        out[name] = n_dense * dense + n_moe * sparse if model.is_moe else n_dense * dense
+    mtp = model.mtp_layers * sparse
+    out["last"] = out["last"] + mtp if model.mtp_layers else out["last"]
+    return out
 
 
 def memory_model(
@@ -259,29 +475,45 @@ def memory_model(
 ) -> tuple[dict[str, FloatArray], FloatArray]:
     """Per-GPU memory by part on the most loaded pipeline stage (first or last), and the total.
 
-    Cheaper than the full step model: the search calls it to prune plans that do not fit.
+    Replicated parameters are sharded by ZeRO over DP x CP, routed experts over the experts'
+    data-parallel width tp cp dp / (ep etp). FP8 adds the FP8 weight copies; DualPipe keeps
+    two stages' parameters per rank. Cheaper than the full step model: the search calls it to
+    prune plans that do not fit.
     """
-    first_w, _, last_w = _stage_params(model, p)
+    params = _stage_param_parts(model, p)
     shard = p.dp * p.cp
-    per_layer = _activation_bytes_per_layer(model, p, stack)
+    expert_shard = p.tp * p.cp * p.dp / (p.ep * p.etp)
+    fp8 = p.precision >= 2
+    acts = _stage_activations(model, p, stack, fp8)
     in_flight = np.minimum(micro_batches, p.pp)
+    if stack.dualpipe:
+        in_flight = np.minimum(micro_batches, p.pp + 1.0)
     interleave = np.where(p.vpp > 1, 1.0 + (p.pp - 1.0) / (p.pp * p.vpp), 1.0)
     tokens = p.micro_batch * p.seq_len / p.cp
     logits = tokens * model.vocab / p.tp * (ACT_BYTES + 4.0)
     stages = {
-        "first": (first_w, per_layer * p.layers_first * in_flight * interleave),
-        "last": (last_w, per_layer * p.layers_last + logits),
+        "first": (params["first"], acts["first"] * in_flight * interleave),
+        "last": (params["last"], acts["last"] + logits),
     }
+    copies = 2.0 if stack.dualpipe else 1.0
+    weight_bytes = WEIGHT_BYTES + np.where(fp8, eff.fp8_weight_copy_bytes, 0.0)
+
+    def sharded(per_param: Any, zero_stage: int, parts: tuple[FloatArray, FloatArray]) -> Any:
+        dense_p, expert_p = parts
+        dense_b = dense_p * per_param / np.where(p.zero >= zero_stage, shard, 1.0)
+        if not model.is_moe:
+            return dense_b if copies == 1.0 else copies * dense_b
+        expert_b = expert_p * per_param / np.where(p.zero >= zero_stage, expert_shard, 1.0)
+        return copies * (dense_b + expert_b)
+
     best: dict[str, FloatArray] | None = None
     best_total = np.zeros_like(tokens)
-    for weights_params, acts in stages.values():
+    for parts, stage_acts in stages.values():
         part = {
-            "weights": weights_params * WEIGHT_BYTES / np.where(p.zero >= 3, shard, 1.0),
-            "gradients": weights_params * MAIN_GRAD_BYTES / np.where(p.zero >= 2, shard, 1.0),
-            "optimizer_state": weights_params
-            * OPTIMIZER_STATE_BYTES
-            / np.where(p.zero >= 1, shard, 1.0),
-            "activations": acts,
+            "weights": sharded(weight_bytes, 3, parts),
+            "gradients": sharded(MAIN_GRAD_BYTES, 2, parts),
+            "optimizer_state": sharded(stack.optimizer_state_bytes, 1, parts),
+            "activations": stage_acts,
             "reserved": np.full_like(tokens, eff.memory_reserved_bytes),
         }
         total = sum(part.values(), np.zeros_like(tokens))
@@ -300,18 +532,35 @@ def _dp_times(
     p: PlanBatch,
     eff: Efficiency,
     stack: Stack,
-    params_per_gpu: FloatArray,
+    params_per_gpu: tuple[FloatArray, FloatArray],
     t_fwd: FloatArray,
     t_bwd: FloatArray,
     micro_batches: FloatArray,
 ) -> FloatArray:
-    """Exposed data-parallel communication per step (gradient reduction, parameter gather)."""
-    group, stride = p.dp * p.cp, p.tp
-    grads = params_per_gpu * stack.grad_reduce_bytes
-    params = params_per_gpu * stack.param_gather_bytes
-    allreduce = coll.allreduce_time_s(cluster, eff, group, stride, grads)
-    reduce_scatter = coll.reduce_scatter_time_s(cluster, eff, group, stride, grads)
-    gather = coll.allgather_time_s(cluster, eff, group, stride, params)
+    """Exposed data-parallel communication per step (gradient reduction, parameter gather).
+
+    Replicated parameters reduce over DP x CP (ranks tp apart); routed experts over their own
+    data-parallel group (tp cp dp / (ep etp) ranks, ep etp apart). Both share the overlap
+    window."""
+    dense, expert = params_per_gpu
+    groups = [(p.dp * p.cp, p.tp, dense)]
+    expert_group = p.tp * p.cp * p.dp / (p.ep * p.etp)
+    has_experts = bool(np.any(expert > 0))
+    if has_experts:
+        groups.append((expert_group, p.ep * p.etp, expert))
+    grad = np.zeros_like(t_fwd)
+    gather = np.zeros_like(t_fwd)
+    fsdp = np.zeros_like(t_fwd)
+    for index, (group, stride, params) in enumerate(groups):
+        grads = params * stack.grad_reduce_bytes
+        values = params * stack.param_gather_bytes
+        allreduce = coll.allreduce_time_s(cluster, eff, group, stride, grads)
+        reduce_scatter = coll.reduce_scatter_time_s(cluster, eff, group, stride, grads)
+        all_gather = coll.allgather_time_s(cluster, eff, group, stride, values)
+        mask = np.ones_like(t_fwd) if index == 0 else (params > 0) & (group > 1)
+        grad = grad + np.where(mask, np.where(p.zero >= 1, reduce_scatter, allreduce), 0.0)
+        gather = gather + np.where(mask, all_gather, 0.0)
+        fsdp = fsdp + np.where(mask, micro_batches * (2.0 * all_gather + reduce_scatter), 0.0)
     buckets = float(stack.grad_buckets)
 
     def exposed(comm: FloatArray, window: FloatArray, overlapped: bool) -> FloatArray:
@@ -320,18 +569,38 @@ def _dp_times(
         visible = np.maximum(comm / buckets, comm - eff.dp_overlap_efficiency * window)
         return visible + eff.overlap_compute_slowdown_frac * (comm - visible)
 
-    grad = np.where(p.zero >= 1, reduce_scatter, allreduce)
     grad_exposed = exposed(grad, t_bwd, stack.overlap_grad_reduce)
     gather_exposed = np.where(p.zero >= 1, exposed(gather, t_fwd, stack.overlap_param_gather), 0.0)
     # ZeRO-3/FSDP gathers parameters for every micro-batch's forward and backward and
     # reduce-scatters gradients each micro-batch, prefetching behind compute.
-    fsdp = micro_batches * (2.0 * gather + reduce_scatter)
     fsdp_visible = np.maximum(
         fsdp / buckets, fsdp - eff.dp_overlap_efficiency * micro_batches * (t_fwd + t_bwd)
     )
     fsdp_exposed = fsdp_visible + eff.overlap_compute_slowdown_frac * (fsdp - fsdp_visible)
     result: FloatArray = np.where(p.zero >= 3, fsdp_exposed, grad_exposed + gather_exposed)
-    return np.where(group > 1, result, 0.0)
+    active = p.dp * p.cp > 1
+    if has_experts:
+        active = active | (expert_group > 1)
+    return np.where(active, result, 0.0)
+
+
+def _stage_sums(
+    model: ModelSpec, p: PlanBatch, dense: _LayerTimes, sparse: _LayerTimes | None
+) -> dict[str, dict[str, FloatArray]]:
+    """Per stage: forward, backward and breakdown parts summed over its dense and MoE layers."""
+    out: dict[str, dict[str, FloatArray]] = {}
+    dense_parts = dense.parts()
+    sparse_parts = sparse.parts() if sparse is not None else {}
+    for name, (n_dense, n_moe) in moe.stage_layer_mix(model, p).items():
+        sums = {"fwd": n_dense * dense.fwd, "bwd": n_dense * dense.bwd}
+        sums.update({k: n_dense * v for k, v in dense_parts.items()})
+        if sparse is not None:
+            sums["fwd"] = sums["fwd"] + n_moe * sparse.fwd
+            sums["bwd"] = sums["bwd"] + n_moe * sparse.bwd
+            for k, v in sparse_parts.items():
+                sums[k] = sums[k] + n_moe * v
+        out[name] = sums
+    return out
 
 
 def step_model(
@@ -340,29 +609,25 @@ def step_model(
     """Evaluate every plan of the batch: step time with its breakdown, FLOP rates, memory."""
     dev = Device.of(cluster.accelerator, p.precision, eff)
     micro_batches = p.global_batch / (p.dp * p.micro_batch)
-    lt = _layer_times(model, cluster, p, dev, eff, stack)
-    layer_fwd = lt.fwd_compute + lt.fwd_tp + lt.fwd_cp
-    layer_bwd = lt.bwd_compute + lt.bwd_tp + lt.bwd_cp + lt.recompute
+    dense_lt = _layer_times(model, cluster, p, dev, eff, stack)
+    moe_lt = _layer_times(model, cluster, p, dev, eff, stack, True) if model.is_moe else None
+    sums = _stage_sums(model, p, dense_lt, moe_lt)
     head_f, head_b = _head_times(model, p, dev, eff, stack)
-    stage_f = {
-        "first": p.layers_first * layer_fwd,
-        "middle": p.layers_middle * layer_fwd,
-        "last": p.layers_last * layer_fwd + head_f,
-    }
-    stage_b = {
-        "first": p.layers_first * layer_bwd,
-        "middle": p.layers_middle * layer_bwd,
-        "last": p.layers_last * layer_bwd + head_b,
-    }
+    last_f, last_b = sums["last"]["fwd"] + head_f, sums["last"]["bwd"] + head_b
+    if model.mtp_layers:
+        mtp_layer = moe_lt if moe_lt is not None else dense_lt
+        mtp_f, mtp_b = _mtp_times(model, p, dev, eff, mtp_layer, (head_f, head_b))
+        last_f, last_b = last_f + mtp_f, last_b + mtp_b
     single = p.pp == 1
-    t_first = np.where(
-        single, stage_f["last"] + stage_b["last"], stage_f["first"] + stage_b["first"]
-    )
-    t_middle = np.where(p.pp > 2, stage_f["middle"] + stage_b["middle"], 0.0)
-    t_last = np.where(single, 0.0, stage_f["last"] + stage_b["last"])
+    t_first = np.where(single, last_f + last_b, sums["first"]["fwd"] + sums["first"]["bwd"])
+    t_middle = np.where(p.pp > 2, sums["middle"]["fwd"] + sums["middle"]["bwd"], 0.0)
+    t_last = np.where(single, 0.0, last_f + last_b)
     t_max = np.maximum(np.maximum(t_first, t_middle), t_last)
     t_sum = t_first + np.maximum(p.pp - 2.0, 0.0) * t_middle + t_last
     bubble = (t_sum - t_max) / p.vpp
+    if stack.dualpipe:
+        # DualPipe (DeepSeek-V3 Table 2): (pp/2 - 1) chunk pairs of bubble instead of pp - 1.
+        bubble = bubble * np.maximum(p.pp / 2.0 - 1.0, 0.0) / np.maximum(p.pp - 1.0, 1.0)
 
     # Pipeline point-to-point: per micro-batch and virtual chunk, activations forward and
     # gradients backward to the neighbour stage, tp*cp*dp ranks away.
@@ -374,39 +639,65 @@ def step_model(
         p.pp > 1, micro_batches * 2.0 * p.vpp * (p2p * p2p_exposed + eff.pp_p2p_sync_s), 0.0
     )
 
-    first_w, middle_w, last_w = _stage_params(model, p)
-    params_per_gpu = np.maximum(
-        np.maximum(first_w, np.where(p.pp > 2, middle_w, 0.0)), np.where(single, 0.0, last_w)
-    )
-    crit_layers = np.where(single, p.layers_last, np.maximum(p.layers_first, p.layers_last))
+    params = _stage_param_parts(model, p)
+    totals = {k: v[0] + v[1] for k, v in params.items()}
+    use_first = totals["first"] >= np.where(single, 0.0, totals["last"])
+    use_middle = (p.pp > 2) & (totals["middle"] > np.maximum(totals["first"], totals["last"]))
+    use_middle &= ~single
+    pick = {
+        i: np.where(
+            use_middle,
+            params["middle"][i],
+            np.where(use_first, params["first"][i], params["last"][i]),
+        )
+        for i in (0, 1)
+    }
     # Gradient buckets reduce while the last micro-batch's backward runs; in a pipeline the
     # drain half of the bubble, where the stage waits for its last gradients, overlaps too.
+    first_f, first_b = sums["first"]["fwd"], sums["first"]["bwd"]
+    window_f = np.where(single, sums["last"]["fwd"], np.maximum(first_f, sums["last"]["fwd"]))
+    window_b = np.where(single, sums["last"]["bwd"], np.maximum(first_b, sums["last"]["bwd"]))
     dp_comm = _dp_times(
         cluster,
         p,
         eff,
         stack,
-        params_per_gpu,
-        crit_layers * layer_fwd + bubble / 2.0,
-        crit_layers * layer_bwd + bubble / 2.0,
+        (pick[0], pick[1]),
+        window_f + bubble / 2.0,
+        window_b + bubble / 2.0,
         micro_batches,
     )
-    opt_params = params_per_gpu / np.where(p.zero >= 1, p.dp * p.cp, 1.0)
+    opt_params = pick[0] / np.where(p.zero >= 1, p.dp * p.cp, 1.0)
+    if model.is_moe:
+        opt_params = opt_params + pick[1] / np.where(
+            p.zero >= 1, p.tp * p.cp * p.dp / (p.ep * p.etp), 1.0
+        )
     optimizer = memory_bound_time_s(opt_params * eff.optimizer_bytes_per_param, dev, eff)
+    if stack.dualpipe:
+        optimizer = 2.0 * optimizer
 
-    # Split m * t_max into named parts in proportion to one layer's parts.
+    # Split m * t_max into named parts in proportion to the critical stage's layer parts.
     steady = micro_batches * t_max
-    layer_total = layer_fwd + layer_bwd
-    parts = {
-        "recompute": lt.recompute,
-        "tp_comm": lt.fwd_tp + lt.bwd_tp,
-        "cp_comm": lt.fwd_cp + lt.bwd_cp,
-    }
-    breakdown = {k: steady * v / layer_total for k, v in parts.items()}
+    crit_first = (t_first >= t_max) & ~single
+    crit_middle = ~crit_first & (t_middle >= t_max) & (p.pp > 2)
+
+    def critical(key: str) -> FloatArray:
+        result: FloatArray = np.where(
+            crit_first,
+            sums["first"][key],
+            np.where(crit_middle, sums["middle"][key], sums["last"][key]),
+        )
+        return result
+
+    layer_total = critical("total")
+    names = ("recompute", "tp_comm", "cp_comm", "ep_comm", "moe_imbalance")
+    breakdown = {k: steady * critical(k) / layer_total for k in names}
     breakdown["compute"] = steady - sum(breakdown.values(), np.zeros_like(steady))
     num_gpus = p.tp * p.pp * p.dp * p.cp
-    straggler = (breakdown["compute"] + breakdown["recompute"]) * eff.rank_jitter_cv * (
-        expected_max_normal(num_gpus)
+    straggler = (
+        (breakdown["compute"] + breakdown["recompute"])
+        * eff.rank_jitter_cv
+        * (expected_max_normal(num_gpus))
     )
     breakdown.update(
         pp_comm=pp_comm,

@@ -8,7 +8,11 @@ from scalewall.catalog.schema import ModelSpec
 from scalewall.errors import SpecError
 
 RECOMPUTE_MODES = ("none", "selective", "full")
-PRECISIONS = ("bf16", "fp16", "fp8")
+PRECISIONS = ("bf16", "fp16", "fp8", "fp8-block", "mxfp8")
+"""GEMM precision of the linear layers: ``fp8`` is FP8 with per-tensor scaling (Transformer
+Engine delayed/current scaling), ``fp8-block`` FP8 with 1x128 / 128x128 block scales in software
+(DeepSeek-V3), ``mxfp8`` the OCP microscaling format Blackwell tensor cores scale in hardware."""
+FP8_PRECISIONS = ("fp8", "fp8-block", "mxfp8")
 CP_MODES = ("ring", "a2a")
 
 
@@ -26,7 +30,9 @@ class ParallelPlan:
     cp: int = 1
     """Context-parallel width (splits the sequence)."""
     ep: int = 1
-    """Expert-parallel width (MoE only; divides dp x cp)."""
+    """Expert-parallel width (MoE only). Expert layers use their own rank order, expert TP
+    innermost then EP (Megatron-Core's ``etp-ep-edp``): ep x etp divides tp x cp x dp, and the
+    rest, ``tp x cp x dp / (ep x etp)``, is the experts' data-parallel width."""
     vpp: int = 1
     """Virtual stages per pipeline rank (1: plain 1F1B; >1: interleaved 1F1B)."""
     micro_batch: int = 1
@@ -48,11 +54,16 @@ class ParallelPlan:
     last_stage_layers: int = 0
     """Layers on the last pipeline stage (0: an even split)."""
     etp: int = 1
-    """Expert tensor-parallel width (MoE only)."""
+    """Expert tensor-parallel width (MoE only): splits each expert's FFN columns."""
 
     @property
     def num_gpus(self) -> int:
         return self.tp * self.pp * self.dp * self.cp
+
+    @property
+    def expert_dp(self) -> int:
+        """Data-parallel width of the expert weights: tp x cp x dp / (ep x etp)."""
+        return self.tp * self.cp * self.dp // (self.ep * self.etp)
 
     @property
     def num_micro_batches(self) -> int:
@@ -163,13 +174,29 @@ def validate(model: ModelSpec, plan: ParallelPlan, num_gpus: int | None = None) 
                 "interleaving needs the number of micro-batches "
                 f"({plan.num_micro_batches}) to be a multiple of pp ({plan.pp})",
             )
-    if plan.ep > 1:
+    if plan.ep > 1 or plan.etp > 1:
         if not model.is_moe:
-            raise SpecError("ep", plan.ep, "must be 1 for a dense model")
-        if (plan.dp * plan.cp) % plan.ep or model.routed_experts % plan.ep:
+            raise SpecError(
+                "ep" if plan.ep > 1 else "etp",
+                max(plan.ep, plan.etp),
+                "must be 1 for a dense model",
+            )
+        ranks = plan.tp * plan.cp * plan.dp
+        if ranks % (plan.ep * plan.etp) or model.routed_experts % plan.ep:
             raise SpecError(
                 "ep",
                 plan.ep,
-                f"must divide dp x cp = {plan.dp * plan.cp} and the "
+                f"ep x etp must divide tp x cp x dp = {ranks}, and ep the "
                 f"{model.routed_experts} routed experts",
             )
+        if model.expert_ffn_hidden % plan.etp:
+            raise SpecError(
+                "etp", plan.etp, f"must divide the expert FFN width {model.expert_ffn_hidden}"
+            )
+    if plan.cp_mode == "a2a" and plan.cp > 1 and model.heads % (plan.tp * plan.cp):
+        raise SpecError(
+            "cp",
+            plan.cp,
+            f"all-to-all context parallelism exchanges heads: tp x cp = {plan.tp * plan.cp} "
+            f"must divide the {model.heads} heads (or use cp_mode ring)",
+        )

@@ -48,6 +48,8 @@ PART_LABELS = {
     "recompute": "activation recomputation",
     "tp_comm": "exposed TP communication",
     "cp_comm": "exposed CP communication",
+    "ep_comm": "exposed expert all-to-all",
+    "moe_imbalance": "expert load imbalance",
     "pp_comm": "exposed pipeline sends",
     "pipeline_bubble": "pipeline bubble",
     "dp_comm": "exposed DP communication",
@@ -186,6 +188,8 @@ def _why(part: str, plan: ParallelPlan) -> str:
         "recompute": f"{plan.recompute} recomputation redoes forward work to save memory",
         "tp_comm": f"TP={plan.tp} collectives on the critical path of every layer",
         "cp_comm": f"CP={plan.cp} {plan.cp_mode} exchange not hidden behind attention",
+        "ep_comm": f"EP={plan.ep} token dispatch and combine not hidden behind compute",
+        "moe_imbalance": "the busiest expert rank sets the pace of the expert GEMMs",
         "pp_comm": f"activations sent between {plan.pp} stages for {m} micro-batches",
         "pipeline_bubble": f"{m} micro-batches per replica fill {plan.pp} stages "
         f"(vpp={plan.vpp}): bubble ~ (pp-1)/(vpp m)",

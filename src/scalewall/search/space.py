@@ -61,6 +61,14 @@ class SearchSpace:
     """Only these pipeline depths (empty: every valid one)."""
     cp_values: tuple[int, ...] = ()
     """Only these context-parallel widths (empty: every valid one up to ``max_cp``)."""
+    ep_values: tuple[int, ...] = ()
+    """MoE models: only these expert-parallel widths (empty: every divisor of the routed
+    experts that divides tp x cp x dp / etp, up to ``max_ep``). Dense models: 1."""
+    max_ep: int = 256
+    """Largest expert-parallel width (DeepSeek-V3 trained with 64, serves with up to 320)."""
+    expert_tp: tuple[str, ...] = ("1", "tp")
+    """Expert tensor-parallel widths to try: ``1`` (experts whole, Megatron-Core MoE recipes)
+    and ``tp`` (experts split like the dense layers)."""
 
     def allows(self, name: str, value: int) -> bool:
         """Whether ``value`` passes the optional ``<name>_values`` filter."""
@@ -78,7 +86,10 @@ class SearchSpace:
             bad = [v for v in values if v not in valid]
             if bad or not values:
                 raise SpecError(name, ",".join(map(str, values)), f"one or more of {valid}")
-        for name in ("max_cp", "max_micro_batch", "max_vpp"):
+        bad_etp = [v for v in self.expert_tp if v not in ("1", "tp")]
+        if bad_etp or not self.expert_tp:
+            raise SpecError("expert_tp", ",".join(self.expert_tp), "one or more of 1, tp")
+        for name in ("max_cp", "max_micro_batch", "max_vpp", "max_ep"):
             if getattr(self, name) < 1:
                 raise SpecError(name, getattr(self, name), "must be a positive integer")
         if self.max_stage_trim < 0:
@@ -296,15 +307,16 @@ def enumerate_plans(
     c[:, 2] = np.where(tp == 1, 0.0, sp)
     c[:, 4] = np.where(cp == 1, 0.0, cp_mode)
     s, c = s[keep], c[keep]
+    ep, etp, per_row = _expert_columns(model, s, space)
+    s, c = np.repeat(s, per_row, axis=0), np.repeat(c, per_row, axis=0)
     n = len(s)
-    one = np.ones(n)
     return PlanBatch(
         tp=s[:, 0].copy(),
         cp=s[:, 1].copy(),
         pp=s[:, 2].copy(),
         dp=s[:, 3].copy(),
-        ep=one,
-        etp=one.copy(),
+        ep=ep,
+        etp=etp,
         micro_batch=s[:, 4].copy(),
         vpp=s[:, 5].copy(),
         layers_first=s[:, 6].copy(),
@@ -318,3 +330,31 @@ def enumerate_plans(
         precision=c[:, 3].copy(),
         cp_mode=c[:, 4].copy(),
     )
+
+
+def _expert_columns(
+    model: ModelSpec, s: NDArray[np.float64], space: SearchSpace
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
+    """EP and expert-TP widths for every valid (row, option) pair in row-major order, and the
+    number of options per row: ep divides the routed experts, ep x etp divides tp x cp x dp,
+    etp divides the expert FFN width."""
+    n = len(s)
+    if not model.is_moe or n == 0:
+        return np.ones(n), np.ones(n), np.ones(n, dtype=np.intp)
+    eps = [e for e in divisors(model.routed_experts) if e <= space.max_ep]
+    eps = [e for e in eps if not space.ep_values or e in space.ep_values] or [1]
+    tp, ranks = s[:, 0], s[:, 0] * s[:, 1] * s[:, 3]
+    ep_out: list[NDArray[np.float64]] = []
+    etp_out: list[NDArray[np.float64]] = []
+    options = [(float(e), choice) for e in eps for choice in space.expert_tp]
+    for e, choice in options:
+        etp = tp if choice == "tp" else np.ones(n)
+        ok = (np.mod(ranks, e * etp) == 0) & (np.mod(model.expert_ffn_hidden, etp) == 0)
+        if choice == "tp":
+            ok &= tp > 1 if "1" in space.expert_tp else np.ones(n, dtype=bool)
+        ep_out.append(np.where(ok, e, np.nan))
+        etp_out.append(etp)
+    ep_mat, etp_mat = np.stack(ep_out, axis=1), np.stack(etp_out, axis=1)
+    valid = ~np.isnan(ep_mat)
+    per_row: NDArray[np.intp] = valid.sum(axis=1).astype(np.intp)
+    return ep_mat[valid], etp_mat[valid], per_row

@@ -26,6 +26,8 @@ MICRO_BATCH_CANDIDATES = (1, 2, 4, 8, 16)
 NEAR_BEST_FRAC = 0.02
 """Plans within 2% of the fastest are treated as equally fast when filling null fields."""
 PER_REPLICA_BATCH_MULTIPLES = (1, 2, 4, 8)
+FP8_RECIPES = {"per-tensor": "fp8", "blockwise": "fp8-block", "mxfp8": "mxfp8"}
+"""A case's ``training.fp8_recipe`` (an extension key) to the plan's precision."""
 """Candidate per-replica batches (in units of pp micro-batches) when a source gives no batch."""
 
 
@@ -66,6 +68,8 @@ def _options(case: Case) -> dict[str, list[Any]]:
         "dp": [dp],
         "cp": [plan.get("cp") or 1],
         "ep": [plan.get("ep") or 1],
+        "etp": [plan.get("etp") or 1],
+        "cp_mode": [plan.get("cp_mode") or "ring"],
         "seq_len": [training["seq_len"]],
     }
     gb = training.get("global_batch")
@@ -85,8 +89,11 @@ def _options(case: Case) -> dict[str, list[Any]]:
     else:
         opts["zero"] = [max(zero or 0, 1 if dist else 0)]
     prec = training.get("precision") or "bf16"
-    opts["precision"] = [prec]
-    if model.layers % pp and pp > 1:
+    opts["precision"] = [FP8_RECIPES.get(training.get("fp8_recipe") or "", prec)]
+    if plan.get("first_stage_layers") and plan.get("last_stage_layers"):
+        opts["first_stage_layers"] = [plan["first_stage_layers"]]
+        opts["last_stage_layers"] = [plan["last_stage_layers"]]
+    elif model.layers % pp and pp > 1:
         # uneven stages: first and last one layer fewer, as Llama 3 does
         middle = (model.layers + 2) // pp
         opts["first_stage_layers"] = [model.layers - middle * (pp - 2) - (middle - 1)]

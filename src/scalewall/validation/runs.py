@@ -46,6 +46,7 @@ class Case:
             "korthikanti",
             "llama3",
             "vtrain_multi",
+            "frontier",
         ):
             if self.id.startswith(prefix):
                 return prefix
@@ -57,9 +58,18 @@ def default_runs_path() -> Path:
     return Path(str(resources.files("scalewall.validation") / "data" / "published_runs.json"))
 
 
+def frontier_runs_path() -> Path:
+    """Published mixture-of-experts, FP8 and Blackwell runs shipped in the package."""
+    return Path(str(resources.files("scalewall.validation") / "data" / "frontier_runs.json"))
+
+
 def stack_for(text: str) -> Stack:
     """The software-stack preset a case's ``stack`` description names."""
     lowered = text.lower()
+    if "dualpipe" in lowered:
+        return preset("deepseek-v3")
+    if "all-to-all overlap" in lowered:
+        return preset("megatron-core-moe")
     if "deepspeed" in lowered:
         return preset("megatron-deepspeed")
     if "2021" in lowered:
@@ -72,6 +82,9 @@ def stack_for(text: str) -> Stack:
 
 
 def _model(case_id: str, data: dict[str, Any], tp: int) -> ModelSpec:
+    if data.get("catalog"):
+        # Shapes the format has no fields for (MLA, MTP): the catalog entry the case names.
+        return catalog.model(data["catalog"])
     vocab = data.get("vocab") or DEFAULT_VOCAB
     multiple = VOCAB_PAD_MULTIPLE * tp
     vocab = -(-vocab // multiple) * multiple
@@ -154,8 +167,14 @@ def case_cluster(hw: dict[str, Any]) -> Cluster:
 
 
 def read_runs(path: Path | None = None) -> list[Case]:
-    """Read a ``scalewall-runs/1`` file (default: the copy shipped with scalewall)."""
-    path = path or default_runs_path()
+    """Read a ``scalewall-runs/1`` file (default: both files shipped with scalewall, the
+    published runs and the frontier runs)."""
+    if path is None:
+        return _read_file(default_runs_path()) + _read_file(frontier_runs_path())
+    return _read_file(path)
+
+
+def _read_file(path: Path) -> list[Case]:
     try:
         data = json.loads(path.read_text())
     except OSError as exc:

@@ -1,0 +1,197 @@
+"""Mixture-of-experts layers: routed experts as grouped GEMMs, the expert-parallel all-to-all,
+load imbalance, and which layers of each pipeline stage are MoE layers.
+
+Notation per GPU: T token rows of a micro-batch (b s / cp), E routed experts, k experts per
+token, F_e the expert FFN width, ep and etp the expert-parallel and expert-tensor-parallel
+widths, f the load factor (busiest rank over the mean).
+
+Expert layers use their own rank order (Megatron-Core ``etp-ep-edp``): the tp x cp x dp ranks of
+a stage are regrouped into etp x ep x edp. A stage's tp x cp x dp ranks hold dp b s distinct
+tokens per micro-batch and route dp b s k copies, so one GPU computes
+``T k etp / tp`` copies, ``T k etp ep / (tp E)`` per local expert, over E / ep local experts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scalewall.catalog.schema import ModelSpec
+from scalewall.perf import collectives as coll
+from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.perf.batch import PlanBatch
+from scalewall.perf.compute import Device, grouped_linear_time_s
+from scalewall.plan.topology import Cluster
+
+FloatArray = NDArray[np.float64]
+
+ACT_BYTES = 2.0
+
+
+def load_factor(stack: Stack) -> float:
+    """Tokens the busiest expert-parallel rank handles over the mean: the capacity factor when
+    buffers are capped and padded, else the dropless imbalance factor."""
+    if stack.moe_capacity_factor > 0:
+        return stack.moe_capacity_factor
+    return stack.moe_load_imbalance
+
+
+def swiglu_factor(model: ModelSpec) -> float:
+    """Width of the FFN up projection over the FFN width (gate and up for SwiGLU)."""
+    return 2.0 if model.activation == "swiglu" else 1.0
+
+
+def ffn_activation_elements(model: ModelSpec) -> float:
+    """Activation bytes an FFN keeps per FFN-hidden element (Korthikanti et al.: 4F for GeLU;
+    SwiGLU keeps gate, up and the product: 6F)."""
+    return 6.0 if model.activation == "swiglu" else 4.0
+
+
+def tokens_per_expert(model: ModelSpec, p: PlanBatch, tokens: FloatArray) -> FloatArray:
+    """Mean routed token copies per local expert per micro-batch: T k etp ep / (tp E)."""
+    result: FloatArray = tokens * model.top_k * p.etp * p.ep / (p.tp * model.routed_experts)
+    return result
+
+
+def moe_layers_before(model: ModelSpec, layer: FloatArray) -> FloatArray:
+    """MoE layers among the first ``layer`` layers: after ``first_dense_layers`` dense ones,
+    every ``moe_layer_freq``-th layer."""
+    if not model.is_moe:
+        return np.zeros_like(layer)
+    dense = float(model.first_dense_layers)
+    freq = float(max(model.moe_layer_freq, 1))
+    result: FloatArray = np.where(layer <= dense, 0.0, np.ceil((layer - dense) / freq))
+    return result
+
+
+def stage_layer_mix(model: ModelSpec, p: PlanBatch) -> dict[str, tuple[FloatArray, FloatArray]]:
+    """(dense layers, MoE layers) on the first stage, the most MoE-heavy middle stage (the
+    last one, as MoE layers follow the dense ones) and the last stage."""
+    total = float(model.layers)
+    ranges = {
+        "first": (np.zeros_like(p.layers_first), p.layers_first),
+        "middle": (total - p.layers_last - p.layers_middle, total - p.layers_last),
+        "last": (total - p.layers_last, np.full_like(p.layers_last, total)),
+    }
+    if not model.is_moe:
+        zero = np.zeros_like(p.layers_first)
+        return {
+            "first": (p.layers_first, zero),
+            "middle": (p.layers_middle, zero),
+            "last": (p.layers_last, zero),
+        }
+    mix = {}
+    for name, (start, end) in ranges.items():
+        moe = moe_layers_before(model, end) - moe_layers_before(model, start)
+        mix[name] = (end - start - moe, moe)
+    return mix
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoutedTimes:
+    """The routed experts of one MoE layer on the busiest GPU, per micro-batch."""
+
+    fwd: FloatArray
+    bwd: FloatArray
+    imbalance: FloatArray
+    """Of ``fwd + bwd``: the busiest rank's expert GEMM time over the mean rank's."""
+    elementwise_bytes: FloatArray
+    """Token permutation and the expert activation function, forward and backward."""
+    cast_elements: FloatArray
+    """GEMM operand elements cast to FP8 (inputs forward, output gradients backward)."""
+
+
+def routed_expert_times(
+    model: ModelSpec, p: PlanBatch, dev: Device, eff: Efficiency, stack: Stack, tokens: FloatArray
+) -> RoutedTimes:
+    """Grouped GEMMs of the E/ep local experts (up and down projections) with f x the mean
+    tokens each, on the tile/wave model of ``grouped_gemm_time_s``."""
+    hidden = float(model.hidden)
+    width = model.expert_ffn_hidden / p.etp
+    up = width * swiglu_factor(model)
+    local = model.routed_experts / p.ep
+    mean = tokens_per_expert(model, p, tokens)
+    load = load_factor(stack)
+
+    def experts(rows: FloatArray) -> tuple[FloatArray, FloatArray]:
+        f1, b1 = grouped_linear_time_s(rows, up, hidden * np.ones_like(rows), local, dev, eff)
+        f2, b2 = grouped_linear_time_s(rows, hidden * np.ones_like(rows), width, local, dev, eff)
+        return f1 + f2, b1 + b2
+
+    fwd, bwd = experts(mean * load)
+    fwd_mean, bwd_mean = experts(mean)
+    copies = mean * local * load
+    elementwise = copies * (
+        hidden * stack.moe_permute_bytes_per_hidden + up / 2.0 * stack.elementwise_bytes_per_ffn
+    )
+    return RoutedTimes(
+        fwd=fwd,
+        bwd=bwd,
+        imbalance=np.maximum(fwd + bwd - fwd_mean - bwd_mean, 0.0),
+        elementwise_bytes=elementwise,
+        cast_elements=copies * (hidden + up + width + hidden),
+    )
+
+
+def expert_comm_times(
+    model: ModelSpec,
+    cluster: Cluster,
+    p: PlanBatch,
+    eff: Efficiency,
+    stack: Stack,
+    tokens: FloatArray,
+) -> tuple[FloatArray, FloatArray]:
+    """Dispatch and combine all-to-all of one MoE layer at the mean load, forward (dispatch in
+    ``moe_dispatch_bytes``, combine) and backward (the two reversed, in BF16 gradients).
+
+    Each GPU sends its T etp / tp tokens, k copies each, over the EP group, whose ranks lie
+    ``etp`` apart in rank order; ``expert_alltoall_time_s`` places it on the tiers."""
+    sent = tokens * p.etp / p.tp * model.hidden
+
+    def a2a(bytes_per_element: float) -> FloatArray:
+        return coll.expert_alltoall_time_s(
+            cluster,
+            eff,
+            p.ep,
+            p.etp,
+            sent * bytes_per_element,
+            float(model.top_k),
+            stack.moe_max_nodes_per_token,
+        )
+
+    combine = a2a(stack.moe_combine_bytes)
+    return a2a(stack.moe_dispatch_bytes) + combine, 2.0 * combine
+
+
+def expert_tp_comm_time(
+    model: ModelSpec,
+    cluster: Cluster,
+    p: PlanBatch,
+    eff: Efficiency,
+    stack: Stack,
+    tokens: FloatArray,
+) -> FloatArray:
+    """Expert tensor parallelism, forward: the etp ranks of an expert all-gather its tokens
+    before the up projection and reduce-scatter the partial outputs after the down projection
+    (backward the same reversed)."""
+    copies = tokens_per_expert(model, p, tokens) * model.routed_experts / p.ep
+    message = copies * load_factor(stack) * model.hidden * ACT_BYTES
+    one = np.ones_like(tokens)
+    result: FloatArray = 2.0 * coll.reduce_scatter_time_s(cluster, eff, p.etp, one, message)
+    return result
+
+
+def routed_activation_bytes(
+    model: ModelSpec, p: PlanBatch, stack: Stack, tokens: FloatArray, fp8: NDArray[np.bool_]
+) -> FloatArray:
+    """Activations the routed experts keep for backward per micro-batch per GPU: per token
+    copy its dispatched input and combined output (D each) and the expert FFN activations;
+    FP8 recipes keep the linear inputs in FP8 (DeepSeek-V3 Sec. 3.3.3, Transformer Engine)."""
+    copies = tokens_per_expert(model, p, tokens) * model.routed_experts / p.ep * load_factor(stack)
+    width = model.expert_ffn_hidden / p.etp
+    per_copy = 2.0 * ACT_BYTES * model.hidden + ffn_activation_elements(model) * width
+    saved = np.where(fp8, model.hidden + width, 0.0)
+    result: FloatArray = copies * (per_copy - saved)
+    return result

@@ -1,0 +1,173 @@
+"""Mixture-of-experts, FP8 and long-context mechanisms, each against a hand-derived number."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scalewall import catalog
+from scalewall.api import estimate
+from scalewall.cluster import resolve_cluster
+from scalewall.errors import SpecError
+from scalewall.perf import moe
+from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.perf.batch import PlanBatch
+from scalewall.perf.collectives import expert_alltoall_time_s
+from scalewall.perf.compute import Device, linear_time_s
+from scalewall.plan.plan import PRECISIONS, ParallelPlan, validate
+
+EFF = Efficiency()
+
+
+def _one(x: float) -> np.ndarray:
+    return np.array([x], dtype=np.float64)
+
+
+def test_ep_inside_an_nvl72_domain_vs_across_nodes() -> None:
+    """EP = 64 ranks, 1 apart, top-8 routing, 100 MB per copy of a rank's tokens.
+
+    GB200 NVL72: all 64 ranks share one 72-GPU NVLink domain: 8 x 63/64 = 7.875 copies at
+    900 GB/s x 0.80 = 720 GB/s -> 1.094 ms (+ 63 x 1 us ring steps + 20 us launch = 1.177 ms).
+    H100, 8 per node: 7/64 of the peers on NVLink, 56/64 behind a 50 GB/s NIC at 0.92:
+    7 copies x 100 MB / 46 GB/s = 15.2 ms. Node-limited to M = 4 nodes: 3.5 copies, 7.6 ms.
+    """
+    nvl72 = resolve_cluster(gpu="gb200", gpus=576)
+    h100 = resolve_cluster(gpu="h100-sxm-80gb", gpus=1024)
+    args = (_one(64.0), _one(1.0), _one(1e8), 8.0)
+    inside = float(expert_alltoall_time_s(nvl72, EFF, *args, 0)[0])
+    across = float(expert_alltoall_time_s(h100, EFF, *args, 0)[0])
+    limited = float(expert_alltoall_time_s(h100, EFF, *args, 4)[0])
+    assert inside == pytest.approx(7.875e8 / 7.2e11 + 63e-6 + 20e-6, rel=1e-9)
+    # Latency terms (7 ring steps of a few us) are under 0.3% of the network time.
+    assert across == pytest.approx(7e8 / 4.6e10, rel=0.01)
+    assert limited == pytest.approx(3.5e8 / 4.6e10, rel=0.01)
+    assert across / inside > 12
+
+
+def _mixtral_plan(**changes: object) -> ParallelPlan:
+    base: dict[str, object] = dict(
+        tp=1,
+        pp=8,
+        dp=32,
+        ep=8,
+        micro_batch=1,
+        global_batch=256,
+        seq_len=4096,
+        recompute="full",
+        sequence_parallel=False,
+    )
+    base.update(changes)
+    return ParallelPlan(**base)  # type: ignore[arg-type]
+
+
+def test_imbalance_factor_scales_the_busiest_experts_gemms() -> None:
+    """Mixtral 8x22B, tp 1, ep 8, 4,096 tokens per micro-batch, top-2 of 8 experts: each GPU's
+    one expert gets 4096 x 2 x 8 / 8 = 8,192 tokens; at imbalance 1.5 the busiest gets 12,288.
+    The GEMMs are compute bound and both row counts fill whole 128-row tiles, so the expert
+    time grows 1.5x up to wave quantization (63 vs 62.06 and 94 vs 93.09 waves of the up
+    projection) and the fixed kernel costs: within 2%."""
+    model = catalog.model("mixtral-8x22b")
+    batch = PlanBatch.from_plans(model, [_mixtral_plan()])
+    dev = Device.of(catalog.accelerator("h100-sxm-80gb"), batch.precision, EFF)
+    tokens = batch.micro_batch * batch.seq_len
+    assert float(moe.tokens_per_expert(model, batch, tokens)[0]) == 8192.0
+    even = moe.routed_expert_times(model, batch, dev, EFF, Stack(moe_load_imbalance=1.0), tokens)
+    skew = moe.routed_expert_times(model, batch, dev, EFF, Stack(moe_load_imbalance=1.5), tokens)
+    ratio = float((skew.fwd + skew.bwd)[0] / (even.fwd + even.bwd)[0])
+    assert ratio == pytest.approx(1.5, rel=0.02)
+    assert float(even.imbalance[0]) == 0.0
+    assert float(skew.imbalance[0]) == pytest.approx(
+        float((skew.fwd + skew.bwd - even.fwd - even.bwd)[0])
+    )
+    # A capacity factor caps and pads every expert at 1.25 x the mean, whatever the skew.
+    assert moe.load_factor(Stack(moe_load_imbalance=1.5, moe_capacity_factor=1.25)) == 1.25
+
+
+def test_wall_names_imbalance_and_all_to_all() -> None:
+    cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=256)
+    even = estimate("mixtral-8x22b", cluster, _mixtral_plan(), stack=Stack(moe_load_imbalance=1.0))
+    skew = estimate("mixtral-8x22b", cluster, _mixtral_plan(), stack=Stack(moe_load_imbalance=1.5))
+    assert even.breakdown["moe_imbalance"] == 0.0
+    assert skew.breakdown["moe_imbalance"] > 0.05 * skew.step_time_s
+    assert even.breakdown["ep_comm"] > 0.0
+    assert skew.step_time_s > even.step_time_s
+
+
+def test_fp8_gemm_rate_and_recipes() -> None:
+    """A compute-bound 8192^3 GEMM: FP8 peak 1979 x ceiling ratio 0.88 over BF16 989.4 is
+    1.76x faster: time ratio 0.568. Block-wise scaling in software loses 5% more on Hopper
+    (0.568 / 0.95 = 0.598); on B200 MXFP8 is scaled in the tensor cores (no loss) while
+    fp8-block keeps the loss."""
+    codes = np.array([PRECISIONS.index(p) for p in ("bf16", "fp8", "fp8-block", "mxfp8")], float)
+    big = np.full(4, 8192.0)
+    for gpu, mx_ratio in (("h100-sxm-80gb", 1.0 / 0.95), ("b200", 1.0)):
+        acc = catalog.accelerator(gpu)
+        dev = Device.of(acc, codes, EFF)
+        fwd, _ = linear_time_s(big, big, big, dev, EFF)
+        expected = acc.peak_bf16_flop_per_s / (acc.peak_fp8_flop_per_s * 0.88)
+        assert fwd[1] / fwd[0] == pytest.approx(expected, rel=0.01)
+        assert fwd[2] / fwd[1] == pytest.approx(1.0 / 0.95, rel=0.005)
+        assert fwd[3] / fwd[1] == pytest.approx(mx_ratio, rel=0.005)
+
+
+def test_fp8_vs_bf16_step_time_and_memory() -> None:
+    """Llama 3 70B, tp 8 pp 4 on 256 H100: FP8 doubles the weight bytes per parameter (2 BF16
+    + 2 for the row- and column-wise FP8 copies) and speeds the step by less than the 1.76x of
+    its linear GEMMs (attention, head, norms and communication stay)."""
+    cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=256)
+    plan = ParallelPlan(tp=8, pp=4, dp=8, micro_batch=1, global_batch=64, seq_len=8192)
+    bf16 = estimate("llama3-70b", cluster, plan, stack="megatron-core")
+    fp8 = estimate(
+        "llama3-70b",
+        cluster,
+        ParallelPlan(**{**plan.__dict__, "precision": "fp8"}),
+        stack="megatron-core",
+    )
+    assert fp8.memory["weights"] / bf16.memory["weights"] == pytest.approx(2.0, rel=1e-12)
+    assert fp8.memory["activations"] < bf16.memory["activations"]
+    assert 1.0 / 1.76 < fp8.step_time_s / bf16.step_time_s < 0.9
+
+
+def test_ring_vs_all_to_all_context_parallelism() -> None:
+    """Llama 3 70B at 128K, tp 8, cp 8 (one CP rank per node) on 64 H100.
+
+    Per rank 16,384 tokens. Ring: 7 steps of K,V (8 kv heads x 256 / 8 x 2 B x 16,384 =
+    8.4 MB) at 46 GB/s = 1.3 ms, hidden behind 16 ms of attention (2 x 16384 x 65536 x 8
+    heads x 256 FLOP at 273 TFLOP/s): nothing exposed. All-to-all: (64 x 256 + 8 x 256) / 8
+    x 2 B x 16,384 = 75.5 MB, 7/8 of it across the network: 1.44 ms forward and 1.44 ms
+    backward per layer, exposed (the recomputed forward's exchange counts as recompute)."""
+    cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=64)
+    base = dict(
+        tp=8, pp=1, dp=1, cp=8, micro_batch=1, global_batch=1, seq_len=131072, recompute="full"
+    )
+    ring = estimate("llama3-70b", cluster, ParallelPlan(**base, cp_mode="ring"))  # type: ignore[arg-type]
+    a2a = estimate("llama3-70b", cluster, ParallelPlan(**base, cp_mode="a2a"))  # type: ignore[arg-type]
+    assert ring.breakdown["cp_comm"] == 0.0
+    per_layer = a2a.breakdown["cp_comm"] / 80
+    # Ring-step latencies and the launch add about 4%.
+    assert per_layer == pytest.approx(2 * 75.5e6 * 7 / 8 / 4.6e10, rel=0.06)
+
+
+def test_all_to_all_cp_needs_heads_divisible_by_tp_times_cp() -> None:
+    model = catalog.model("llama3-70b")  # 64 heads
+    with pytest.raises(SpecError, match="tp x cp"):
+        validate(model, ParallelPlan(tp=8, cp=16, cp_mode="a2a", global_batch=1, seq_len=8192))
+
+
+def test_dense_plan_has_no_moe_parts() -> None:
+    cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=256)
+    plan = ParallelPlan(tp=8, pp=4, dp=8, micro_batch=1, global_batch=64, seq_len=8192)
+    out = estimate("llama3-70b", cluster, plan)
+    assert out.breakdown["ep_comm"] == 0.0 and out.breakdown["moe_imbalance"] == 0.0
+
+
+def test_expert_weights_and_optimizer_shard_by_ep() -> None:
+    """Mixtral 8x22B: doubling EP from 4 to 8 halves the routed experts per GPU; with ZeRO-1
+    their optimizer state is sharded over tp cp dp / (ep etp), which halves too, so the
+    expert part of both shrinks while the replicated part stays."""
+    cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=256)
+    four = estimate("mixtral-8x22b", cluster, _mixtral_plan(ep=4))
+    eight = estimate("mixtral-8x22b", cluster, _mixtral_plan(ep=8))
+    assert eight.memory["weights"] < four.memory["weights"]
+    # Experts are ~93% of Mixtral 8x22B's 141B parameters: weights fall by about 46%.
+    assert eight.memory["weights"] / four.memory["weights"] == pytest.approx(0.54, abs=0.05)
