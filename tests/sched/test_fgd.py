@@ -8,7 +8,7 @@ import pytest
 from scalewall.sched import api
 from scalewall.sched.experiments import FgdExperimentConfig, fgd_experiment, fgd_summary
 from scalewall.sched.jobs import job_table
-from scalewall.sched.policies.fgd import TargetWorkload, node_fragmentation
+from scalewall.sched.policies.fgd import TargetWorkload, node_fragmentation, target_workload
 
 
 def _target(cpu: list[int], num: list[int], milli: list[int], w: list[float]) -> TargetWorkload:
@@ -53,3 +53,30 @@ def test_allocation_never_exceeds_demand() -> None:
     # up to one pod (at most 8 GPUs of 6,212).
     assert (runs["alloc_frac"] <= runs["demand_frac"] + 8 / cluster.total_gpus).all()
     assert (runs.groupby("policy")["alloc_frac"].diff().dropna() >= -1e-12).all()
+
+
+def test_fragmentation_of_a_state_does_not_depend_on_its_batch() -> None:
+    # Equal node states must score equal bit for bit whatever else is scored with them, so ties
+    # between nodes go to the run's node order and not to rounding noise.
+    cluster = api.load_cluster("openb")
+    jobs = job_table(api.load_trace("openb").frame)
+    target = target_workload(jobs, cluster, popularity_frac=1.0)
+    rng = np.random.default_rng(3)
+    free = np.sort(rng.choice([0, 50, 330, 500, 1000], size=(257, 8)), axis=1)
+    cpu = rng.integers(0, 96_000, size=257)
+    bit = np.ones(257, dtype=np.int64)
+    batched = node_fragmentation(free, cpu, bit, target)
+    one_by_one = [node_fragmentation(free[i : i + 1], cpu[i : i + 1], bit[:1], target)[0]
+                  for i in range(257)]
+    assert batched.tolist() == one_by_one
+
+
+def test_fgd_not_behind_dotprod_on_gpu_sharing() -> None:
+    # 100% GPU-sharing pods (openb gpushare100), one seed, up to 100% demand: FGD allocated
+    # 81.7% and DotProd 81.5% here; with ties left to rounding noise FGD fell to 69.7%.
+    cluster = api.load_cluster("openb")
+    jobs = job_table(api.load_trace("openb:gpushare100").frame)
+    config = FgdExperimentConfig(max_demand_frac=1.0, seeds=(0,))
+    runs = fgd_experiment(cluster, jobs, policies=("dotprod", "fgd"), config=config)
+    alloc = runs[runs["demand_frac"] == 1.0].set_index("policy")["alloc_frac"]
+    assert alloc["fgd"] >= alloc["dotprod"] - 0.005
