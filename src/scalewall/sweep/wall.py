@@ -30,6 +30,7 @@ from scalewall.catalog.schema import Accelerator, ClusterSpec, Fabric, Link, Mod
 from scalewall.cluster import default_fabric, default_system
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Efficiency, Stack, preset
+from scalewall.perf.step import BREAKDOWN_PARTS
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster, Tier, make_cluster_from_parts
 from scalewall.search.engine import resolve_batch, search
@@ -47,21 +48,10 @@ DEFAULT_KNEE_THRESHOLD = 0.5
 """Marginal efficiency below which adding GPUs no longer pays (each added GPU brings less than
 half the per-GPU throughput of the smallest size)."""
 
-LOSS_PARTS = (
-    "compute_efficiency",
-    "recompute",
-    "tp_comm",
-    "cp_comm",
-    "pp_comm",
-    "pipeline_bubble",
-    "dp_comm",
-    "optimizer",
-    "straggler",
-    "other",
-    "goodput",
-)
-"""Loss attribution columns (``loss_<part>_frac``); ``goodput`` is NaN unless asked for."""
-COMM_KINDS = ("tp_comm", "cp_comm", "pp_comm", "dp_comm")
+LOSS_PARTS = ("compute_efficiency", *(p for p in BREAKDOWN_PARTS if p != "compute"), "goodput")
+"""Loss attribution columns (``loss_<part>_frac``): the step model's breakdown parts with compute
+replaced by its efficiency loss; ``goodput`` is NaN unless asked for."""
+COMM_KINDS = tuple(p for p in BREAKDOWN_PARTS if p.endswith("_comm"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,14 +139,16 @@ def _outer_tier(tiers: Sequence[Tier], span: float) -> str:
 def comm_tiers(cluster: Cluster, plan: ParallelPlan) -> dict[str, str]:
     """For each communication kind, the outermost network tier its group crosses.
 
-    Rank order tp-cp-dp-pp: TP spans tp ranks, CP tp x cp, DP tp x cp x dp; pipeline neighbours
-    sit tp x cp x dp ranks apart, so their sends cross the tier that spans that distance + 1.
+    Rank order tp-cp-ep-dp-pp: TP spans tp ranks, CP tp x cp, EP tp x ep, DP tp x cp x dp;
+    pipeline neighbours sit tp x cp x dp ranks apart, so their sends cross the tier that spans
+    that distance + 1.
     """
     tiers = cluster.tiers
     inner = plan.tp * plan.cp * plan.dp
     return {
         "tp_comm": _outer_tier(tiers, plan.tp),
         "cp_comm": _outer_tier(tiers, plan.tp * plan.cp),
+        "ep_comm": _outer_tier(tiers, plan.tp * plan.ep),
         "dp_comm": _outer_tier(tiers, inner),
         "pp_comm": _outer_tier(tiers, inner + 1),
     }
