@@ -96,12 +96,12 @@ class Device:
 
 def tile_utilization(m: FloatArray, n: FloatArray, dev: Device, eff: Efficiency) -> FloatArray:
     """Useful fraction of the SM-tile slots a GEMM occupies, best over the library's tiles."""
-    best = np.zeros_like(m)
-    for scale_m, scale_n in _TILES:
-        tm, tn = eff.gemm_tile_m * scale_m, eff.gemm_tile_n * scale_n
-        tiles = np.ceil(m / tm) * np.ceil(n / tn)
-        waves = np.ceil(tiles / dev.sm_count)
-        best = np.maximum(best, (m * n) / (waves * dev.sm_count * tm * tn))
+    extra = (1,) * np.ndim(m * n)
+    scales = np.asarray(_TILES).reshape((len(_TILES), 2, *extra))
+    tm, tn = eff.gemm_tile_m * scales[:, 0], eff.gemm_tile_n * scales[:, 1]
+    tiles = np.ceil(m / tm) * np.ceil(n / tn)
+    waves = np.ceil(tiles / dev.sm_count)
+    best: FloatArray = ((m * n) / (waves * dev.sm_count * tm * tn)).max(axis=0)
     return best
 
 

@@ -217,15 +217,16 @@ def _layer_times(
     shapes = _attention_linears(model, tp)
     if ffn > 0:
         shapes += [(up_width / tp, hidden), (hidden, ffn / tp)]
-    fwd = np.zeros_like(tokens)
-    bwd = np.zeros_like(tokens)
-    cast = np.zeros_like(tokens)
-    for n_out, k_in in shapes:
-        n_arr = np.asarray(n_out, dtype=np.float64) * np.ones_like(tokens)
-        k_arr = np.asarray(k_in, dtype=np.float64) * np.ones_like(tokens)
-        f, b = linear_time_s(tokens, n_arr, k_arr, dev, eff)
-        fwd, bwd = fwd + f, bwd + b
-        cast = cast + tokens * (n_arr + k_arr)
+    # All linears of the layer in one call: one row per linear, one column per plan.
+    n_arr = np.stack(
+        [np.broadcast_to(np.asarray(n, dtype=np.float64), tokens.shape) for n, _ in shapes]
+    )
+    k_arr = np.stack(
+        [np.broadcast_to(np.asarray(k, dtype=np.float64), tokens.shape) for _, k in shapes]
+    )
+    f, b = linear_time_s(tokens[np.newaxis, :], n_arr, k_arr, dev, eff)
+    fwd, bwd = f.sum(axis=0), b.sum(axis=0)
+    cast = (tokens * (n_arr + k_arr)).sum(axis=0)
     attn_f, attn_b, attn_re = _attention_times(model, p, dev, eff, stack)
     norm_tokens = np.where(p.sequence_parallel > 0, tokens / tp, tokens)
     per_hidden = stack.elementwise_bytes_per_hidden + (

@@ -97,7 +97,11 @@ def layer_params(model: ModelSpec, moe: bool) -> LayerParams:
 
 
 def num_moe_layers(model: ModelSpec) -> int:
-    return sum(is_moe_layer(model, i) for i in range(model.layers))
+    """Layers for which :func:`is_moe_layer` holds: every ``moe_layer_freq``-th layer after the
+    dense ones, counted in closed form."""
+    if not model.is_moe or model.layers <= model.first_dense_layers:
+        return 0
+    return -(-(model.layers - model.first_dense_layers) // max(model.moe_layer_freq, 1))
 
 
 def embedding_params(model: ModelSpec) -> float:
