@@ -38,11 +38,23 @@ StackOpt = Annotated[
     str, typer.Option("--stack", help=f"Software-stack preset: {', '.join(PRESETS)}.")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+# Plan flags shared by every subcommand that takes one plan.
+TpOpt = Annotated[int, typer.Option(help="Tensor-parallel width.")]
+PpOpt = Annotated[int, typer.Option(help="Pipeline stages.")]
+VppOpt = Annotated[int, typer.Option(help="Virtual stages per pipeline rank.")]
+DpOpt = Annotated[int | None, typer.Option(help="Data-parallel replicas (default: fill).")]
+CpOpt = Annotated[int, typer.Option(help="Context-parallel width.")]
+EpOpt = Annotated[int, typer.Option(help="Expert-parallel width (MoE).")]
+MicroBatchOpt = Annotated[int, typer.Option(help="Sequences per micro-batch.")]
+SeqLenOpt = Annotated[int, typer.Option(help="Sequence length in tokens.")]
+RecomputeOpt = Annotated[str, typer.Option(help="none, selective or full.")]
+SequenceParallelOpt = Annotated[bool, typer.Option("--sequence-parallel/--no-sequence-parallel")]
+PrecisionOpt = Annotated[
+    str, typer.Option(help="bf16, fp16, fp8 (per-tensor), fp8-block or mxfp8.")
+]
 CalibrationOpt = Annotated[
     Path | None,
-    typer.Option(
-        "--calibration", help="Calibration profile from `scalewall calibrate` (TOML)."
-    ),
+    typer.Option("--calibration", help="Calibration profile from `scalewall calibrate` (TOML)."),
 ]
 
 
