@@ -189,6 +189,19 @@ class Stack:
     copies of each rank's parameters, pp + 1 micro-batches of activations in flight."""
 
 
+_UNFUSED_NO_OVERLAP = Stack(
+    name="megatron-2021",
+    overlap_grad_reduce=False,
+    overlap_param_gather=False,
+    tp_comm_overlap_frac=0.0,
+    overlap_p2p=False,
+    flash_attention=False,
+    elementwise_bytes_per_hidden=40.0,
+    elementwise_bytes_per_ffn=16.0,
+)
+"""Megatron-LM 2021-22 and Megatron-DeepSpeed 2023: unfused attention, no communication
+overlap; the stacks differ only in gradient bucketing."""
+
 PRESETS: dict[str, Stack] = {
     "megatron-core": Stack(tp_comm_overlap_frac=0.6),
     "deepseek-v3": Stack(
@@ -211,36 +224,10 @@ PRESETS: dict[str, Stack] = {
         tp_comm_overlap_frac=0.0,
     ),
     "fsdp-2024": Stack(name="fsdp-2024", tp_comm_overlap_frac=0.0),
-    "megatron-2021": Stack(
-        name="megatron-2021",
-        overlap_grad_reduce=False,
-        overlap_param_gather=False,
-        tp_comm_overlap_frac=0.0,
-        overlap_p2p=False,
-        flash_attention=False,
-        elementwise_bytes_per_hidden=40.0,
-        elementwise_bytes_per_ffn=16.0,
-    ),
-    "megatron-2022": Stack(
-        name="megatron-2022",
-        overlap_grad_reduce=False,
-        overlap_param_gather=False,
-        tp_comm_overlap_frac=0.0,
-        overlap_p2p=False,
-        flash_attention=False,
-        elementwise_bytes_per_hidden=40.0,
-        elementwise_bytes_per_ffn=16.0,
-    ),
-    "megatron-deepspeed": Stack(
-        name="megatron-deepspeed",
-        overlap_grad_reduce=False,
-        overlap_param_gather=False,
-        tp_comm_overlap_frac=0.0,
-        overlap_p2p=False,
-        flash_attention=False,
-        elementwise_bytes_per_hidden=40.0,
-        elementwise_bytes_per_ffn=16.0,
-        grad_buckets=1,
+    "megatron-2021": _UNFUSED_NO_OVERLAP,
+    "megatron-2022": dataclasses.replace(_UNFUSED_NO_OVERLAP, name="megatron-2022"),
+    "megatron-deepspeed": dataclasses.replace(
+        _UNFUSED_NO_OVERLAP, name="megatron-deepspeed", grad_buckets=1
     ),
 }
 
