@@ -100,28 +100,11 @@ def parse_sizes(text: str) -> list[int]:
 
 
 def plan_from_options(
-    cluster: Cluster,
-    model: ModelSpec,
-    *,
-    tp: int,
-    pp: int,
-    dp: int | None,
-    cp: int,
-    ep: int,
-    vpp: int,
-    micro_batch: int,
-    global_batch: int,
-    seq_len: int,
-    recompute: str,
-    zero: int,
-    sequence_parallel: bool,
-    precision: str,
-    etp: int = 1,
-    cp_mode: str = "ring",
-    first_stage_layers: int = 0,
-    last_stage_layers: int = 0,
+    cluster: Cluster, model: ModelSpec, *, dp: int | None, **fields: Any
 ) -> ParallelPlan:
-    """A plan from CLI flags; ``dp`` defaults to what fills the cluster."""
+    """A plan from CLI flags (``fields`` are ParallelPlan fields); ``dp`` defaults to what fills
+    the cluster."""
+    tp, pp, cp = int(fields.get("tp", 1)), int(fields.get("pp", 1)), int(fields.get("cp", 1))
     if tp < 1 or model.heads % tp:
         divisors = [d for d in range(1, model.heads + 1) if model.heads % d == 0]
         raise SpecError("tp", tp, f"must divide the {model.heads} heads: one of {divisors}")
@@ -134,25 +117,7 @@ def plan_from_options(
                 f"tp x pp x cp = {denom} must divide the cluster's {cluster.num_gpus} GPUs",
             )
         dp = cluster.num_gpus // denom
-    return ParallelPlan(
-        tp=tp,
-        pp=pp,
-        dp=dp,
-        cp=cp,
-        ep=ep,
-        vpp=vpp,
-        micro_batch=micro_batch,
-        global_batch=global_batch,
-        seq_len=seq_len,
-        recompute=recompute,
-        zero=zero,
-        sequence_parallel=sequence_parallel,
-        precision=precision,
-        etp=etp,
-        cp_mode=cp_mode,
-        first_stage_layers=first_stage_layers,
-        last_stage_layers=last_stage_layers,
-    )
+    return ParallelPlan(dp=dp, **fields)
 
 
 def read_json_file(path: Path) -> Any:
