@@ -68,7 +68,7 @@ def stack_for(text: str) -> Stack:
     lowered = text.lower()
     if "dualpipe" in lowered:
         return preset("deepseek-v3")
-    if "all-to-all overlap" in lowered:
+    if "all-to-all overlap" in lowered and "no expert all-to-all overlap" not in lowered:
         return preset("megatron-core-moe")
     if "deepspeed" in lowered:
         return preset("megatron-deepspeed")
