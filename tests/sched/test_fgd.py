@@ -8,7 +8,12 @@ import pytest
 from scalewall.sched import api
 from scalewall.sched.experiments import FgdExperimentConfig, fgd_experiment, fgd_summary
 from scalewall.sched.jobs import job_table
-from scalewall.sched.policies.fgd import TargetWorkload, node_fragmentation, target_workload
+from scalewall.sched.policies.fgd import (
+    TargetWorkload,
+    node_fragmentation,
+    node_score,
+    target_workload,
+)
 
 
 def _target(cpu: list[int], num: list[int], milli: list[int], w: list[float]) -> TargetWorkload:
@@ -37,7 +42,7 @@ def test_fgd_beats_dotprod_on_openb_and_is_repeatable() -> None:
     config = FgdExperimentConfig(max_demand_frac=1.0, seeds=(0,))
     runs = fgd_experiment(cluster, jobs, policies=("dotprod", "fgd"), config=config)
     summary = fgd_summary(runs, cluster.total_gpus)
-    # Weng et al. (ATC'23) report up to 49% fewer unallocated GPUs; one seed gives ~46%.
+    # Weng et al. (ATC'23) report up to 49% fewer unallocated GPUs; one seed gives ~54%.
     assert 0.30 < summary["reduction_frac"] < 0.60  # type: ignore[operator]
     again = fgd_experiment(cluster, jobs, policies=("fgd",), config=config)
     assert again.equals(runs[runs["policy"] == "fgd"].reset_index(drop=True))
@@ -71,12 +76,22 @@ def test_fragmentation_of_a_state_does_not_depend_on_its_batch() -> None:
     assert batched.tolist() == one_by_one
 
 
-def test_fgd_not_behind_dotprod_on_gpu_sharing() -> None:
+def test_node_score_is_the_integer_plugin_score() -> None:
+    # floor(100 * sigmoid(-growth / 1 GPU)) as a cost: no growth scores 50, growths within one
+    # step tie, big cuts saturate, and a larger growth never scores better.
+    growth = np.array([0.0, -10.0, 10.0, 30.0, 45.0, -5000.0, -1e6, 5000.0, 1e9])
+    assert node_score(growth).tolist() == [-50, -50, -49, -49, -48, -99, -100, 0, 0]
+    ladder = np.linspace(-20000.0, 20000.0, 4001)
+    assert np.all(np.diff(node_score(ladder)) >= 0)
+
+
+def test_fgd_ahead_of_dotprod_on_gpu_sharing() -> None:
     # 100% GPU-sharing pods (openb gpushare100), one seed, up to 100% demand: FGD allocated
-    # 81.7% and DotProd 81.5% here; with ties left to rounding noise FGD fell to 69.7%.
+    # 86.5% and DotProd 81.5% here; ranking exact growths, FGD had 81.7%, and with ties left
+    # to rounding noise 69.7%.
     cluster = api.load_cluster("openb")
     jobs = job_table(api.load_trace("openb:gpushare100").frame)
     config = FgdExperimentConfig(max_demand_frac=1.0, seeds=(0,))
     runs = fgd_experiment(cluster, jobs, policies=("dotprod", "fgd"), config=config)
     alloc = runs[runs["demand_frac"] == 1.0].set_index("policy")["alloc_frac"]
-    assert alloc["fgd"] >= alloc["dotprod"] - 0.005
+    assert alloc["fgd"] >= alloc["dotprod"] + 0.03
