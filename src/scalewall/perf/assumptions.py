@@ -87,10 +87,18 @@ class Efficiency:
     fp8_gemm_ceiling_ratio: float = 0.88
     """FP8 large-GEMM ceiling over the BF16 one, as fractions of each peak: H100 SXM measures
     1402.6 of 1979 TFLOP/s FP8 (0.709) against 794.5 of 989 BF16 (0.803): 0.88 (stas00/
-    ml-engineering, maximum achievable matmul FLOPS). Blackwell measures closer (B200 0.98,
-    GB200 0.99); the Hopper value is kept for every part as the conservative default."""
-    fp8_cast_bytes_per_element: float = 3.0
-    """HBM bytes to quantize one BF16 GEMM operand element to FP8: read 2, write 1. Paid on the
+    ml-engineering, maximum achievable matmul FLOPS). Hopper parts (and any part without
+    hardware microscaling); Blackwell: ``fp8_gemm_ceiling_ratio_blackwell``."""
+    fp8_gemm_ceiling_ratio_blackwell: float = 0.98
+    """The same ratio on parts with hardware microscaling (Blackwell): the same table measures
+    B200 0.98 and GB200 0.99 (fifth-generation tensor cores run FP8 at the BF16 efficiency;
+    Hopper's FP8 WGMMA loses more to operand staging); the lower figure is taken."""
+    fp8_cast_bytes_per_element: float = 4.0
+    """HBM bytes to quantize one BF16 GEMM operand element to FP8: read 2, write 2, as the
+    fused cast writes a row-wise and a column-wise (transposed) FP8 copy: Hopper's FP8 GEMMs
+    take only the TN layout, and MXFP8's 32-element scales run along the contraction dimension,
+    so the weight-gradient GEMM needs its own quantization (Transformer Engine
+    ``cast_transpose`` / MXFP8 ``rowwise`` and ``columnwise`` usage). Paid on the
     inputs of every FP8 linear forward (X) and backward (dY); weights are cast once per step
     and cached across micro-batches (Transformer Engine ``is_first_microbatch``)."""
     fp8_amax_bytes_per_element: float = 2.0
@@ -133,6 +141,14 @@ class Stack:
     """Pipeline sends/receives overlapped with compute."""
     flash_attention: bool = True
     """Fused attention (FlashAttention / cuDNN); False: unfused QK^T, softmax, dropout, AV."""
+    attention_kernel_frac: float = 0.0
+    """Fraction of the BF16 peak the stack's fused attention reaches, forward and backward
+    together, at the sustained clock. 0: the accelerator's catalog figure (FlashAttention-2
+    generation: 35% on H100) or ``Efficiency.flash_attention_frac``. Warp-specialised
+    asynchronous kernels (FlashAttention-3, cuDNN 9 fused attention on Hopper and Blackwell)
+    reach 75% forward and about 55% backward (Shah et al. 2024, arXiv 2407.08608, Sec. 4.1:
+    740 TFLOP/s forward of 989; backward 1.5-1.75x FlashAttention-2's ~330); weighted by the
+    backward's 2.5x FLOPs: 3.5 / (1/0.75 + 2.5/0.55) = 0.60."""
     elementwise_bytes_per_hidden: float = 40.0
     """HBM bytes moved per hidden element per layer per token by non-GEMM ops, forward+backward
     (norms, residual adds, bias, dropout, rotary), with the stack's kernel fusion."""
@@ -202,6 +218,25 @@ _UNFUSED_NO_OVERLAP = Stack(
 """Megatron-LM 2021-22 and Megatron-DeepSpeed 2023: unfused attention, no communication
 overlap; the stacks differ only in gradient bucketing."""
 
+_DISPATCHER_SM_FRAC = 20.0 / 132.0
+"""SMs the DeepEP/HybridEP dispatch and combine kernels hold while they overlap computation:
+DeepEP's default 20 (deepseek-ai/DeepEP ``Buffer.num_sms``), as DeepSeek-V3 reserves 20 of
+132 H800 SMs; Megatron-Core's overlapped all-to-all (``moe_a2a_overlap``) runs them."""
+
+_MEGATRON_BRIDGE = Stack(
+    name="megatron-bridge",
+    tp_comm_overlap_frac=0.6,
+    attention_kernel_frac=0.60,
+    moe_load_imbalance=1.0,
+    moe_max_nodes_per_token=4,
+)
+"""NVIDIA Megatron-Bridge performance recipes (NeMo containers 25.09-26.02): Megatron-Core with
+cuDNN fused attention (Transformer Engine's default backend on Hopper and Blackwell). Its MoE
+benchmarks force-balance tokens among experts (``moe_router_force_load_balancing``; the
+performance page's footnote): load factor 1.0. The HybridEP/DeepEP dispatcher sends a token
+once per destination node and forwards it over NVLink, and DeepSeek-V3's group-limited router
+(8 groups, top 4) keeps it to 4 nodes (scripts/performance/configs/deepseek)."""
+
 PRESETS: dict[str, Stack] = {
     "megatron-core": Stack(tp_comm_overlap_frac=0.6),
     "deepseek-v3": Stack(
@@ -215,13 +250,23 @@ PRESETS: dict[str, Stack] = {
         dualpipe=True,
     ),
     "megatron-core-moe": Stack(
-        name="megatron-core-moe", tp_comm_overlap_frac=0.6, ep_comm_overlap_frac=1.0
+        name="megatron-core-moe",
+        tp_comm_overlap_frac=0.6,
+        ep_comm_overlap_frac=1.0,
+        ep_overlap_sm_frac=_DISPATCHER_SM_FRAC,
     ),
     "megatron-core-no-overlap": Stack(
         name="megatron-core-no-overlap",
         overlap_grad_reduce=False,
         overlap_param_gather=False,
         tp_comm_overlap_frac=0.0,
+    ),
+    "megatron-bridge": _MEGATRON_BRIDGE,
+    "megatron-bridge-moe": dataclasses.replace(
+        _MEGATRON_BRIDGE,
+        name="megatron-bridge-moe",
+        ep_comm_overlap_frac=1.0,
+        ep_overlap_sm_frac=_DISPATCHER_SM_FRAC,
     ),
     "fsdp-2024": Stack(name="fsdp-2024", tp_comm_overlap_frac=0.0),
     "megatron-2021": _UNFUSED_NO_OVERLAP,

@@ -37,7 +37,9 @@ class Device:
     gemm_ceiling_frac: float
     """Sustained GEMM fraction of the peak: microbenchmark ceiling x in-step ratio."""
     attention_frac: float
-    """Fused-attention fraction of the BF16 peak."""
+    """Fused-attention fraction of the BF16 peak (the accelerator's catalog kernel)."""
+    clock_frac: float
+    """Sustained clock over the boost clock in training (``training_clock_frac``)."""
     sm_count: int
     hbm_bytes_per_s: float
 
@@ -46,11 +48,12 @@ class Device:
         """``precision_code`` indexes PRECISIONS (bf16, fp16, fp8, fp8-block, mxfp8). FP8 falls
         back to the BF16 peak on accelerators without FP8 tensor cores. Hardware microscaling
         is taken to come with FP4 tensor cores (both arrived with Blackwell); elsewhere MXFP8
-        is scaled in software like ``fp8-block``."""
+        is scaled in software like ``fp8-block``; the same test picks the FP8 ceiling ratio."""
         clock = acc.training_clock_frac
         has_fp8 = acc.peak_fp8_flop_per_s > 0
-        fp8 = acc.peak_fp8_flop_per_s * eff.fp8_gemm_ceiling_ratio if has_fp8 else 0.0
         hw_blocks = acc.peak_fp4_flop_per_s > 0
+        ratio = eff.fp8_gemm_ceiling_ratio_blackwell if hw_blocks else eff.fp8_gemm_ceiling_ratio
+        fp8 = acc.peak_fp8_flop_per_s * ratio if has_fp8 else 0.0
         block = fp8 * (1.0 - eff.fp8_block_scaling_gemm_slowdown_frac)
         peaks = np.array(
             [
@@ -69,6 +72,7 @@ class Device:
             peak_bf16_flop_per_s=acc.peak_bf16_flop_per_s,
             gemm_ceiling_frac=acc.gemm_max_frac * eff.gemm_sustained_ratio * clock,
             attention_frac=(acc.attention_frac or eff.flash_attention_frac) * clock,
+            clock_frac=clock,
             sm_count=acc.sm_count,
             hbm_bytes_per_s=acc.hbm_bytes_per_s,
         )

@@ -146,7 +146,10 @@ def _attention_times(
         # A causal kernel skips the masked half; with CP, causal load balancing gives each rank
         # the same share. FlashAttention's backward recomputes the scores: 2.5x forward FLOPs.
         flop = 2.0 * tokens * _keys_per_query(model, p.seq_len) * heads * (d_qk + d_v)
-        forward = flop / (dev.peak_bf16_flop_per_s * dev.attention_frac)
+        frac = dev.attention_frac
+        if stack.attention_kernel_frac > 0:
+            frac = stack.attention_kernel_frac * dev.clock_frac
+        forward = flop / (dev.peak_bf16_flop_per_s * frac)
         return forward, 2.5 * forward, np.zeros_like(forward)
     # Unfused (Megatron 2021-22): QK^T and AV as batched GEMMs over the full s x s square, then
     # scale-mask-softmax and dropout stream the scores through HBM.

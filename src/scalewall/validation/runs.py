@@ -63,9 +63,14 @@ def frontier_runs_path() -> Path:
     return Path(str(resources.files("scalewall.validation") / "data" / "frontier_runs.json"))
 
 
-def stack_for(text: str) -> Stack:
-    """The software-stack preset a case's ``stack`` description names."""
+def stack_for(text: str, source: str = "") -> Stack:
+    """The software-stack preset a case's ``stack`` description names; Megatron-Core runs
+    whose source is a Megatron-Bridge performance table get the Megatron-Bridge presets."""
     lowered = text.lower()
+    if "megatron-bridge" in source.lower() and "megatron-core" in lowered:
+        if "all-to-all overlap" in lowered and "no expert all-to-all overlap" not in lowered:
+            return preset("megatron-bridge-moe")
+        return preset("megatron-bridge")
     if "dualpipe" in lowered:
         return preset("deepseek-v3")
     if "all-to-all overlap" in lowered and "no expert all-to-all overlap" not in lowered:
@@ -198,7 +203,7 @@ def _read_file(path: Path) -> list[Case]:
                     plan=plan,
                     hardware=raw["hardware"],
                     published=raw["published"],
-                    stack=stack_for(plan.get("stack") or ""),
+                    stack=stack_for(plan.get("stack") or "", raw.get("source", "")),
                 )
             )
         except KeyError as exc:
