@@ -296,13 +296,15 @@ def enumerate_plans(
     cats = _categorical(space)
     s = np.repeat(shape, len(cats), axis=0)
     c = np.tile(cats, (len(shape), 1))
-    tp, cp = s[:, 0], s[:, 1]
-    sp, cp_mode = c[:, 2], c[:, 4]
-    # SP means nothing without TP, a CP mode nothing without CP: keep one copy of such rows
-    # (the first listed value, stored as off / ring). All-to-all CP (Ulysses) exchanges heads,
-    # so tp x cp must divide the heads.
+    tp, cp, dp = s[:, 0], s[:, 1], s[:, 3]
+    zero, sp, cp_mode = c[:, 1], c[:, 2], c[:, 4]
+    # SP means nothing without TP, a CP mode nothing without CP, a ZeRO stage nothing without a
+    # data-parallel group (dp x cp = 1): keep one copy of such rows (the first listed value,
+    # stored as off / ring / the first stage). All-to-all CP (Ulysses) exchanges heads, so
+    # tp x cp must divide the heads.
     keep = ~((tp == 1) & (sp != cats[0, 2]))
     keep &= ~((cp == 1) & (cp_mode != cats[0, 4]))
+    keep &= ~((dp * cp == 1) & (zero != cats[0, 1]))
     keep &= ~((cp_mode > 0) & (np.mod(model.heads, tp * cp) != 0))
     c[:, 2] = np.where(tp == 1, 0.0, sp)
     c[:, 4] = np.where(cp == 1, 0.0, cp_mode)
