@@ -282,7 +282,3 @@ def preset(name: str) -> Stack:
     if name not in PRESETS:
         raise SpecError("stack", name, f"one of {', '.join(PRESETS)}")
     return PRESETS[name]
-
-
-def with_overrides(stack: Stack, **changes: object) -> Stack:
-    return dataclasses.replace(stack, **changes)  # type: ignore[arg-type]

@@ -31,8 +31,6 @@ class Device:
     recipes already scaled by the FP8 ceiling ratio and the block-scaling loss."""
     precision_code: FloatArray
     """Index into PRECISIONS of each plan."""
-    hardware_block_scaling: bool
-    """The tensor cores apply microscaling block scales themselves (Blackwell: MXFP8)."""
     peak_bf16_flop_per_s: float
     gemm_ceiling_frac: float
     """Sustained GEMM fraction of the peak: microbenchmark ceiling x in-step ratio."""
@@ -68,7 +66,6 @@ class Device:
         return cls(
             peak_flop_per_s=peaks[code.astype(np.intp)],
             precision_code=code,
-            hardware_block_scaling=hw_blocks,
             peak_bf16_flop_per_s=acc.peak_bf16_flop_per_s,
             gemm_ceiling_frac=acc.gemm_max_frac * eff.gemm_sustained_ratio * clock,
             attention_frac=(acc.attention_frac or eff.flash_attention_frac) * clock,

@@ -53,7 +53,6 @@ BREAKDOWN_PARTS = (
     "straggler",
     "other",
 )
-MEMORY_PARTS = ("weights", "gradients", "optimizer_state", "activations", "reserved")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -54,10 +54,6 @@ class Cluster:
     def num_nodes(self) -> int:
         return -(-self.num_gpus // self.system.gpus_per_node)
 
-    @property
-    def scale_out_bytes_per_s_per_gpu(self) -> float:
-        return self.system.nics_per_node * self.system.nic_bytes_per_s / self.system.gpus_per_node
-
 
 def _radix(fabric: Fabric, link: Link) -> int:
     return fabric.switch_radix or link.switch_radix
