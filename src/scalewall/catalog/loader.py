@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 import types
 import typing
@@ -28,7 +29,8 @@ KINDS: dict[str, type[Any]] = {
 
 
 def _coerce(name: str, value: Any, hint: Any, where: str) -> Any:
-    """Check a TOML value against a field's type hint; ints are accepted for floats."""
+    """Check a TOML/JSON value against a field's type hint: ints are accepted for floats
+    (non-finite floats are not), lists for tuples."""
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         for arm in typing.get_args(hint):
@@ -38,6 +40,8 @@ def _coerce(name: str, value: Any, hint: Any, where: str) -> Any:
                 continue
         raise SpecError(name, value, f"expected {hint}", where=where)
     if hint is float and isinstance(value, int | float) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise SpecError(name, value, "must be a finite number", where=where)
         return float(value)
     if hint is int and isinstance(value, int) and not isinstance(value, bool):
         return value
@@ -48,6 +52,9 @@ def _coerce(name: str, value: Any, hint: Any, where: str) -> Any:
     if origin is list and isinstance(value, list):
         (item,) = typing.get_args(hint)
         return [_coerce(name, v, item, where) for v in value]
+    if origin is tuple and isinstance(value, list | tuple):
+        item = typing.get_args(hint)[0]
+        return tuple(_coerce(name, v, item, where) for v in value)
     if origin is dict and isinstance(value, dict):
         _, item = typing.get_args(hint)
         return {str(k): _coerce(f"{name}.{k}", v, item, where) for k, v in value.items()}

@@ -13,12 +13,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import types
-import typing
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from scalewall.catalog.loader import build
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.probe.busbw import COLLECTIVE_KINDS
 
@@ -151,49 +150,12 @@ class Measurements:
 # ---------------------------------------------------------------- strict building from JSON
 
 
-def _finite(name: str, value: float, where: str) -> float:
-    if not math.isfinite(value):
-        raise SpecError(name, value, "must be a finite number", where=where)
-    return value
-
-
-def _coerce(name: str, value: Any, hint: Any, where: str) -> Any:
-    """Check a JSON value against a field type; ints are accepted for floats, lists for tuples."""
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in typing.get_args(hint):
-            return None
-        (arm,) = [a for a in typing.get_args(hint) if a is not type(None)]
-        return _coerce(name, value, arm, where)
-    if isinstance(value, bool) and hint is not bool:
-        raise SpecError(name, value, f"expected {getattr(hint, '__name__', hint)}", where=where)
-    if hint is float and isinstance(value, int | float):
-        return _finite(name, float(value), where)
-    if (hint is int and isinstance(value, int)) or (hint in (bool, str) and type(value) is hint):
-        return value
-    if origin is tuple and isinstance(value, list):
-        item = typing.get_args(hint)[0]
-        return tuple(_coerce(name, v, item, where) for v in value)
-    raise SpecError(name, value, f"expected {getattr(hint, '__name__', hint)}", where=where)
-
-
 def _build(cls: type[T], data: Any, where: str) -> T:
-    """Build dataclass ``cls`` from a JSON object, rejecting unknown and missing keys."""
+    """Build dataclass ``cls`` from a JSON object with the catalog's strict builder (unknown and
+    missing keys rejected, ints for floats, lists for tuples, non-finite floats refused)."""
     if not isinstance(data, Mapping):
         raise SpecError(cls.__name__.lower(), data, "expected a JSON object", where=where)
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    for key in data:
-        if key not in fields:
-            valid = ", ".join(sorted(fields))
-            raise SpecError(key, data[key], f"unknown key; valid keys: {valid}", where=where)
-    kwargs: dict[str, Any] = {}
-    for name, f in fields.items():
-        if name in data:
-            kwargs[name] = _coerce(name, data[name], hints[name], where)
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise SpecError(name, None, "required key is missing", where=where)
-    return cls(**kwargs)
+    return build(cls, data, where)
 
 
 # ---------------------------------------------------------------- semantic checks
