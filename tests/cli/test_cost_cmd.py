@@ -3,38 +3,8 @@
 from __future__ import annotations
 
 import json
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import pytest
-
-from scalewall.cli.app import main
-
-
-@dataclass(frozen=True, kw_only=True)
-class Result:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> object:
-    """Run ``main()`` in-process (a subprocess per call would cost seconds of imports)."""
-
-    def run(*args: str) -> Result:
-        monkeypatch.setattr(sys, "argv", ["scalewall", *args])
-        code = 0
-        try:
-            main()
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        out = capsys.readouterr()
-        return Result(returncode=code, stdout=out.out, stderr=out.err)
-
-    return run
 
 
 def test_cost_json_prices_a_cluster_and_a_token_budget(run_cli: Any) -> None:

@@ -4,15 +4,12 @@ inputs give one stderr line and exit code 2."""
 from __future__ import annotations
 
 import json
-import sys
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from scalewall import catalog
 from scalewall.api import estimate
-from scalewall.cli.app import main
 from scalewall.cluster import resolve_cluster
 from scalewall.plan.plan import ParallelPlan
 from scalewall.reliability import GoodputTokensPerSecond
@@ -28,30 +25,6 @@ JSON_KEYS = {
     "goodput_ci",
     "lost_gpu_hours_per_day",
 }
-
-
-@dataclass(frozen=True)
-class Result:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Any:
-    """Run ``main()`` in-process (a subprocess per call would cost seconds of imports)."""
-
-    def run(*args: str) -> Result:
-        monkeypatch.setattr(sys, "argv", ["scalewall", *args])
-        code = 0
-        try:
-            main()
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        out = capsys.readouterr()
-        return Result(returncode=code, stdout=out.out, stderr=out.err)
-
-    return run
 
 
 def test_json_has_the_documented_keys(run_cli: Any) -> None:

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from scalewall.cli.app import main
 from scalewall.cli.report_cmd import parse_option
 from scalewall.errors import SpecError
 
@@ -29,28 +26,6 @@ name = "256 GPUs"
 gpu = "h100-sxm-80gb"
 gpus = 256
 """
-
-
-@dataclass(frozen=True, kw_only=True)
-class Result:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Any:
-    def run(*args: str) -> Result:
-        monkeypatch.setattr(sys, "argv", ["scalewall", *args])
-        code = 0
-        try:
-            main()
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        out = capsys.readouterr()
-        return Result(returncode=code, stdout=out.out, stderr=out.err)
-
-    return run
 
 
 @pytest.fixture
