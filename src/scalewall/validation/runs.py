@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -88,8 +88,13 @@ def stack_for(text: str, source: str = "") -> Stack:
 
 def _model(case_id: str, data: dict[str, Any], tp: int) -> ModelSpec:
     if data.get("catalog"):
-        # Shapes the format has no fields for (MLA, MTP): the catalog entry the case names.
-        return catalog.model(data["catalog"])
+        # Shapes the format has no fields for (MLA, MTP): the catalog entry the case names;
+        # ``mtp_layers`` (an extension key) states a run trained without, or with fewer,
+        # multi-token-prediction modules than the catalog shape.
+        spec = catalog.model(data["catalog"])
+        if data.get("mtp_layers") is not None:
+            spec = replace(spec, mtp_layers=int(data["mtp_layers"]))
+        return spec
     vocab = data.get("vocab") or DEFAULT_VOCAB
     multiple = VOCAB_PAD_MULTIPLE * tp
     vocab = -(-vocab // multiple) * multiple
