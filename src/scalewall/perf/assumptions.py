@@ -84,6 +84,35 @@ class Efficiency:
     deviations (Gumbel limit). The ByteDance straggler study (OSDI'25, arXiv 2505.05713) bounds
     it: 10.4% of GPU-hours lost overall, most of it to persistent slow nodes and data skew that
     healthy-rank jitter excludes; 1% gives 3-4% at 1K-16K ranks."""
+    host_op_s: float = 15e-6
+    """CPU time to issue one GPU operation from an eager PyTorch training step (Python module
+    code, the dispatcher, Transformer Engine's C++ front end and the CUDA launch). The host
+    enqueues work ahead of the GPU, so a layer takes the longer of its GPU time and the time
+    to issue its operations: host time only shows where the per-operation GPU work is small
+    (small micro-batches, wide tensor parallelism, many small experts per GPU). CUDA graphs
+    replay captured operations with one launch (``Stack.cuda_graphs``). Fitted with the other
+    constants on the published runs."""
+    host_ops_attention_fwd: float = 24.0
+    """Operations the host issues for one attention block forward: norm, the QKV projection
+    and its FP8 casts, rotary embedding, the attention kernel, the output projection, the
+    residual add, tensor-parallel collectives and the reshapes around them."""
+    host_ops_mla_extra_fwd: float = 12.0
+    """Further operations of a multi-head latent attention block forward: the low-rank down and
+    up projections of queries and keys/values, their norms, and the split and concatenation of
+    the rotary and non-rotary head parts."""
+    host_ops_mlp_fwd: float = 12.0
+    """Operations of one dense MLP block forward: norm, up and down projections with their
+    casts, the activation, the residual add and tensor-parallel collectives."""
+    host_ops_moe_fwd: float = 40.0
+    """Operations of one MoE block forward outside the expert GEMMs: router GEMM, top-k and
+    score normalisation, load-balancing statistics, token permutation, dispatch and combine
+    all-to-all with their bookkeeping, un-permutation and the weighted sum."""
+    host_ops_per_local_expert_fwd: float = 2.0
+    """Operations per local expert of one MoE layer forward: Transformer Engine's grouped linear
+    issues one GEMM per expert for each of the two expert projections."""
+    host_ops_bwd_ratio: float = 2.0
+    """Backward operations per forward operation (autograd runs a data-gradient and a
+    weight-gradient kernel per linear, and the element-wise backward kernels)."""
     fp8_gemm_ceiling_ratio: float = 0.88
     """FP8 large-GEMM ceiling over the BF16 one, as fractions of each peak: H100 SXM measures
     1402.6 of 1979 TFLOP/s FP8 (0.709) against 794.5 of 989 BF16 (0.803): 0.88 (stas00/
@@ -124,6 +153,10 @@ class Efficiency:
     occupy SMs (NCCL uses up to 32 of 132 on H100) and share HBM bandwidth. The published runs
     show no measurable effect once the other constants are fitted, so the default is 0; set it
     to study SM contention."""
+
+
+CUDA_GRAPH_SCOPES = ("none", "attention", "layer", "full")
+"""``Stack.cuda_graphs`` values, from nothing captured to the whole iteration."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -199,10 +232,22 @@ class Stack:
     ep_overlap_sm_frac: float = 0.0
     """Fraction of SMs the communication kernels take while they overlap computation
     (DeepSeek-V3: 20 of 132 H800 SMs): compute of the overlapped layers runs that much slower."""
+    cuda_graphs: str = "none"
+    """What the stack captures in CUDA graphs, which removes the host's per-operation issue time
+    from it: ``none``; ``attention`` (attention blocks, the router and token preprocessing:
+    Megatron-Core ``cuda_graph_scope`` attn, moe_router, moe_preprocess; the expert GEMMs and
+    the dispatch stay eager); ``layer`` (whole transformer layers); ``full`` (the whole
+    iteration, ``cuda_graph_impl`` full_iteration)."""
     dualpipe: bool = False
     """DeepSeek-V3's bidirectional DualPipe schedule: bubble (pp/2 - 1) (F&B + B - 3W) instead
     of 1F1B's (pp - 1)(F + B) (report Table 2), so about (pp/2 - 1)/(pp - 1) of it; two
     copies of each rank's parameters, pp + 1 micro-batches of activations in flight."""
+
+    def __post_init__(self) -> None:
+        if self.cuda_graphs not in CUDA_GRAPH_SCOPES:
+            raise SpecError(
+                "cuda_graphs", self.cuda_graphs, f"one of {', '.join(CUDA_GRAPH_SCOPES)}"
+            )
 
 
 _UNFUSED_NO_OVERLAP = Stack(

@@ -46,6 +46,7 @@ BREAKDOWN_PARTS = (
     "cp_comm",
     "ep_comm",
     "moe_imbalance",
+    "host_overhead",
     "pp_comm",
     "pipeline_bubble",
     "dp_comm",
@@ -93,14 +94,24 @@ class _LayerTimes:
     """What the busiest expert-parallel rank spends over the mean one: expert GEMMs (inside
     the compute times) and all-to-all (``imbalance_comm``, inside the EP times)."""
     imbalance_comm: FloatArray
+    fwd_host: FloatArray
+    """Time the GPU waits for the host to issue the layer's operations, forward."""
+    bwd_host: FloatArray
 
     @property
     def fwd(self) -> FloatArray:
-        return self.fwd_compute + self.fwd_tp + self.fwd_cp + self.fwd_ep
+        return self.fwd_compute + self.fwd_tp + self.fwd_cp + self.fwd_ep + self.fwd_host
 
     @property
     def bwd(self) -> FloatArray:
-        return self.bwd_compute + self.bwd_tp + self.bwd_cp + self.bwd_ep + self.recompute
+        return (
+            self.bwd_compute
+            + self.bwd_tp
+            + self.bwd_cp
+            + self.bwd_ep
+            + self.recompute
+            + self.bwd_host
+        )
 
     def parts(self) -> dict[str, FloatArray]:
         """The layer's time by breakdown part (compute is what the others leave of total)."""
@@ -110,6 +121,7 @@ class _LayerTimes:
             "cp_comm": self.fwd_cp + self.bwd_cp,
             "ep_comm": self.fwd_ep + self.bwd_ep + self.ep_overhead - self.imbalance_comm,
             "moe_imbalance": self.imbalance,
+            "host_overhead": self.fwd_host + self.bwd_host,
             "total": self.fwd + self.bwd,
         }
 
@@ -280,6 +292,10 @@ def _layer_times(
     recompute = np.where(
         full, fwd_compute + tp_fwd + cp_fwd + ep_fwd, np.where(p.recompute == 1, attn_re, 0.0)
     )
+    host_f = _host_issue_s(model, p, eff, stack, moe_layer)
+    host_b = host_f * (eff.host_ops_bwd_ratio + np.where(full, 1.0, 0.0))
+    gpu_f = fwd_compute + tp_fwd + cp_fwd + ep_fwd
+    gpu_b = bwd_compute + tp_fwd + cp_bwd + ep_bwd + recompute
     return _LayerTimes(
         fwd_compute=fwd_compute,
         bwd_compute=bwd_compute,
@@ -293,7 +309,36 @@ def _layer_times(
         ep_overhead=overhead,
         imbalance=imbalance,
         imbalance_comm=imbalance_comm,
+        fwd_host=np.maximum(host_f - gpu_f, 0.0),
+        bwd_host=np.maximum(host_b - gpu_b, 0.0),
     )
+
+
+def _host_issue_s(
+    model: ModelSpec, p: PlanBatch, eff: Efficiency, stack: Stack, moe_layer: bool
+) -> FloatArray:
+    """Host time to issue one layer's forward operations outside the stack's CUDA graphs.
+
+    The host runs ahead of the GPU, so only the excess of this over the layer's GPU time is
+    lost. Attention blocks (and with ``attention`` capture the router) are replayed from a
+    graph under ``attention``; ``layer`` and ``full`` capture everything."""
+    one = np.ones_like(p.tp)
+    if stack.cuda_graphs in ("layer", "full"):
+        return 0.0 * one
+    attention = eff.host_ops_attention_fwd + (
+        eff.host_ops_mla_extra_fwd if model.kv_lora_rank else 0.0
+    )
+    if moe_layer:
+        ffn = eff.host_ops_moe_fwd + eff.host_ops_per_local_expert_fwd * (
+            model.routed_experts / p.ep
+        )
+        if model.shared_experts:
+            ffn = ffn + eff.host_ops_mlp_fwd
+    else:
+        ffn = eff.host_ops_mlp_fwd * one
+    ops = ffn if stack.cuda_graphs == "attention" else ffn + attention
+    result: FloatArray = ops * eff.host_op_s * one
+    return result
 
 
 def _ep_exposed(
@@ -693,7 +738,7 @@ def step_model(
         return result
 
     layer_total = critical("total")
-    names = ("recompute", "tp_comm", "cp_comm", "ep_comm", "moe_imbalance")
+    names = ("recompute", "tp_comm", "cp_comm", "ep_comm", "moe_imbalance", "host_overhead")
     breakdown = {k: steady * critical(k) / layer_total for k in names}
     breakdown["compute"] = steady - sum(breakdown.values(), np.zeros_like(steady))
     num_gpus = p.tp * p.pp * p.dp * p.cp

@@ -50,6 +50,7 @@ PART_LABELS = {
     "cp_comm": "exposed CP communication",
     "ep_comm": "exposed expert all-to-all",
     "moe_imbalance": "expert load imbalance",
+    "host_overhead": "host-bound kernel issue",
     "pp_comm": "exposed pipeline sends",
     "pipeline_bubble": "pipeline bubble",
     "dp_comm": "exposed DP communication",
@@ -190,6 +191,8 @@ def _why(part: str, plan: ParallelPlan) -> str:
         "cp_comm": f"CP={plan.cp} {plan.cp_mode} exchange not hidden behind attention",
         "ep_comm": f"EP={plan.ep} token dispatch and combine not hidden behind compute",
         "moe_imbalance": "the busiest expert rank sets the pace of the expert GEMMs",
+        "host_overhead": "the CPU issues kernels slower than the GPU runs them "
+        "(small per-GPU work, many local experts; CUDA graphs remove it)",
         "pp_comm": f"activations sent between {plan.pp} stages for {m} micro-batches",
         "pipeline_bubble": f"{m} micro-batches per replica fill {plan.pp} stages "
         f"(vpp={plan.vpp}): bubble ~ (pp-1)/(vpp m)",

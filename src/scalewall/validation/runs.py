@@ -63,9 +63,27 @@ def frontier_runs_path() -> Path:
     return Path(str(resources.files("scalewall.validation") / "data" / "frontier_runs.json"))
 
 
+CUDA_GRAPH_PHRASES = {
+    "full-iteration cuda graphs": "full",
+    "cuda graphs of whole layers": "layer",
+    "cuda graphs of attention and router": "attention",
+}
+"""Phrases of a case's ``stack`` text naming what the run captured in CUDA graphs (absent or
+"no CUDA graphs": nothing)."""
+
+
 def stack_for(text: str, source: str = "") -> Stack:
-    """The software-stack preset a case's ``stack`` description names; Megatron-Core runs
-    whose source is a Megatron-Bridge performance table get the Megatron-Bridge presets."""
+    """The software-stack preset a case's ``stack`` description names, with the CUDA-graph
+    capture its text states; Megatron-Core runs whose source is a Megatron-Bridge performance
+    table get the Megatron-Bridge presets."""
+    stack = _preset_for(text, source)
+    for phrase, scope in CUDA_GRAPH_PHRASES.items():
+        if phrase in text.lower():
+            return replace(stack, cuda_graphs=scope)
+    return stack
+
+
+def _preset_for(text: str, source: str) -> Stack:
     lowered = text.lower()
     if "megatron-bridge" in source.lower() and "megatron-core" in lowered:
         if "all-to-all overlap" in lowered and "no expert all-to-all overlap" not in lowered:

@@ -1,0 +1,97 @@
+"""Host-bound kernel issue: the CPU's time to issue a layer's operations against its GPU time."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from scalewall import catalog
+from scalewall.api import estimate
+from scalewall.cluster import resolve_cluster
+from scalewall.errors import SpecError
+from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.perf.batch import PlanBatch
+from scalewall.perf.step import _host_issue_s
+from scalewall.plan.plan import ParallelPlan
+from scalewall.validation.runs import stack_for
+
+EFF = Efficiency()
+
+
+def _plan(**changes: object) -> ParallelPlan:
+    base: dict[str, object] = dict(
+        tp=1,
+        pp=16,
+        dp=16,
+        ep=8,
+        micro_batch=1,
+        global_batch=4096,
+        seq_len=4096,
+        first_stage_layers=4,
+        last_stage_layers=1,
+        precision="mxfp8",
+    )
+    base.update(changes)
+    return ParallelPlan(**base)  # type: ignore[arg-type]
+
+
+def test_issue_time_counts_attention_moe_and_local_experts() -> None:
+    """DeepSeek-V3 MoE layer, EP 8: 256 / 8 = 32 local experts. Forward operations: attention
+    24 + MLA 12, MoE routing and dispatch 40, 2 per local expert (64), the shared expert's MLP
+    12: 152. Attention capture leaves 40 + 64 + 12 = 116; layer or full capture none."""
+    model = catalog.model("deepseek-v3")
+    batch = PlanBatch.from_plans(model, [_plan()])
+    none = float(_host_issue_s(model, batch, EFF, Stack(), True)[0])
+    attention = float(_host_issue_s(model, batch, EFF, Stack(cuda_graphs="attention"), True)[0])
+    assert none == pytest.approx(152 * EFF.host_op_s)
+    assert attention == pytest.approx(116 * EFF.host_op_s)
+    for scope in ("layer", "full"):
+        assert float(_host_issue_s(model, batch, EFF, Stack(cuda_graphs=scope), True)[0]) == 0.0
+    # EP 64 leaves 4 local experts: 24 + 12 + 40 + 8 + 12 = 96.
+    wide = PlanBatch.from_plans(
+        model, [_plan(pp=4, dp=64, ep=64, first_stage_layers=15, last_stage_layers=14)]
+    )
+    assert float(_host_issue_s(model, wide, EFF, Stack(), True)[0]) == pytest.approx(
+        96 * EFF.host_op_s
+    )
+
+
+def test_host_time_shows_only_where_it_exceeds_the_gpu_time() -> None:
+    """With a 1 ms per operation host (far slower than any GPU kernel here) the step is host
+    bound and CUDA graphs of the whole iteration remove the loss; at the default per-operation
+    time a large-batch dense layer on H100 keeps the GPU busier than the host."""
+    cluster = resolve_cluster(gpu="b200", gpus=256)
+    slow = dataclasses.replace(EFF, host_op_s=1e-3)
+    eager = estimate("deepseek-v3", cluster, _plan(), efficiency=slow)
+    graphed = estimate(
+        "deepseek-v3", cluster, _plan(), efficiency=slow, stack=Stack(cuda_graphs="full")
+    )
+    assert eager.breakdown["host_overhead"] > 0.5 * eager.step_time_s
+    assert graphed.breakdown["host_overhead"] == 0.0
+    assert eager.step_time_s > 2.0 * graphed.step_time_s
+    dense = estimate(
+        "llama3-70b",
+        resolve_cluster(gpu="h100-sxm-80gb", gpus=64),
+        ParallelPlan(tp=4, pp=4, dp=4, micro_batch=1, global_batch=128, seq_len=8192),
+    )
+    assert dense.breakdown["host_overhead"] == 0.0
+
+
+def test_stack_text_names_the_cuda_graph_scope() -> None:
+    source = "NVIDIA NeMo Megatron-Bridge documentation, 'Performance' page"
+    base = "Megatron-Core MoE, expert all-to-all overlap"
+    assert stack_for(base, source).cuda_graphs == "none"
+    assert stack_for(base + ", full-iteration CUDA graphs", source).cuda_graphs == "full"
+    assert stack_for(base + ", CUDA graphs of attention and router", source).cuda_graphs == (
+        "attention"
+    )
+    assert stack_for(base + ", CUDA graphs of whole layers", source).cuda_graphs == "layer"
+    assert stack_for(base + ", no CUDA graphs", source).cuda_graphs == "none"
+
+
+def test_unknown_cuda_graph_scope_is_rejected() -> None:
+    with pytest.raises(SpecError, match="cuda_graphs"):
+        Stack(cuda_graphs="everything")
+    assert np.isfinite(EFF.host_op_s)
