@@ -24,6 +24,7 @@ import pytest
 
 from scalewall import catalog
 from scalewall.catalog.loader import KINDS
+from scalewall.workload.counts import active_param_count, param_count
 
 DATA_ROOT = Path(catalog.__file__).parent / "data"
 # ../shared beside the checkout (read-only material for tests).
@@ -245,6 +246,16 @@ def test_deepseek_v3_shape() -> None:
         1536, 512, 128, 64,
     )
     assert (m.params_published, m.active_params_published) == (671e9, 37e9)
+
+
+@pytest.mark.parametrize("model_id", ["qwen3-30b-a3b", "qwen3-235b-a22b"])
+def test_qwen3_moe_counts_match_the_model_cards(model_id: str) -> None:
+    # All-MoE shapes with head_dim 128 != hidden / heads; the count leaves out only the
+    # per-head QK-norm weights (2 x 128 per layer), which the schema has no field for.
+    m = catalog.model(model_id)
+    assert m.head_size == 128 and m.first_dense_layers == 0 and m.shared_experts == 0
+    assert param_count(m) == pytest.approx(m.params_published, rel=0.02)
+    assert active_param_count(m) == pytest.approx(m.active_params_published, rel=0.02)
 
 
 # Validation case -> catalog model of the same shape (the catalog must agree with the runs).
