@@ -1,16 +1,27 @@
-"""Bounded least squares on log errors, with standard errors and an identifiability check.
+"""Maximum a posteriori fit on log errors, with the parameter subset chosen by validation.
 
 Residual of observation i: ``r_i = (log predicted_i - log measured_i) / sd_k`` where ``sd_k`` is
-the scatter of its kind (GEMM, collective, step ...), estimated from a first unweighted pass, so
-a hundred microbenchmark points do not drown ten step times. ``scipy.optimize.least_squares``
-(trust-region reflective, bounded) minimises ``sum r_i^2``.
+the robust scatter of its kind (GEMM, collective, step ...), so a hundred microbenchmark points
+do not drown ten step times. Each fitted parameter also has a prior row
+``(theta_j - default_j) / (PRIOR_WIDTH x scale_j)``: the shipped default is the prior mean and the
+parameter's documented typical magnitude (``Parameter.scale``) its prior width, so a parameter
+moves from its default only as far as the data pay for. ``scipy.optimize.least_squares``
+(trust-region reflective, bounded) minimises the sum of squares of both kinds of row; the data
+rows carry Huber weights, recomputed ``IRLS_ROUNDS`` times, so runs the model cannot express do
+not drag every parameter.
 
-Uncertainty: with J the Jacobian of the weighted residuals at the optimum and
-``s^2 = sum r^2 / (n - p)``, the covariance is ``s^2 (J^T J)^-1`` (Gauss-Newton). A parameter
-the data cannot pin has a near-zero column of J (no observation depends on it) or lies along a
-near-zero singular direction (it trades off against another one, like the accelerator clock
-against the GEMM ratio): its standard error then exceeds its typical magnitude. Such parameters
-are put back to their defaults, one at a time, and the rest refitted.
+Which candidates are fitted is decided on the training observations only. Candidates are
+ordered by forward selection on the problem linearised at the defaults; each prefix of that
+order is fitted on part of the data and scored on the rest (``folds``), and the shortest prefix
+whose validation error is within one standard error of the best is fitted (the one-standard-
+error rule, Hastie, Tibshirani and Friedman, Elements of Statistical Learning, 7.10). Where the
+step times span several cluster sizes the folds are rolling-origin: fit on the runs below a size
+(and every microbenchmark), score the runs at that size, so a parameter is kept only where it
+helps predict a larger cluster, the use calibration exists for. Otherwise the folds are K-fold.
+
+Uncertainty: with J the Jacobian of the weighted data residuals at the optimum and ``s^2`` their
+mean square, the covariance is the Gauss-Newton posterior ``(J^T J / s^2 + P)^-1``, P the
+diagonal prior precision.
 """
 
 from __future__ import annotations
@@ -30,19 +41,26 @@ from scalewall.errors import ScalewallError
 from scalewall.perf.assumptions import Efficiency
 
 FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
 
 NO_EFFECT_LOG = 1e-4
 """A parameter whose typical change moves no prediction by more than 0.01% has no effect."""
-MAX_RELATIVE_SE = 1.0
-"""Standard error over the parameter's size (its value, at least its typical magnitude) above
-which it counts as not identified."""
-BIC_MARGIN = 2.0
-"""Information-criterion gain a parameter must bring to be fitted."""
+PRIOR_WIDTH = 1.0
+"""Prior standard deviation of a parameter about its default, in units of its typical magnitude
+``Parameter.scale``."""
+CV_FOLDS = 5
+"""Folds of the K-fold validation, used when the step times do not span several cluster sizes."""
+IRLS_ROUNDS = 3
+"""Huber reweighting rounds of a fit (iteratively reweighted least squares)."""
 SD_FLOOR_LOG = 1e-4
+"""Smallest scatter per kind (log units) used as a weight: noise-free data stays well-posed."""
 HUBER_K = 1.5
 """Huber loss threshold in robust standard deviations: errors beyond it count linearly, so a few
 runs the model cannot express (outliers) do not drag every parameter."""
-"""Smallest scatter per kind (log units) used as a weight: noise-free data stays well-posed."""
+FIT_TOL = 1e-8
+"""Relative tolerance on the parameters and the cost at which a least-squares solve stops."""
+S2_FLOOR = 1e-12
+"""Smallest mean square of the weighted residuals used in the covariance."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,7 +92,7 @@ class FitResult:
     standard_errors: dict[str, float]
     covariance: FloatArray
     defaults: dict[str, float]
-    """Start values of every candidate parameter."""
+    """Start values and prior means of every candidate parameter."""
     not_identifiable: dict[str, str]
     """Candidate kept at its default -> why."""
     residual_log_sd: dict[str, float]
@@ -85,9 +103,15 @@ class FitResult:
     spread_names: tuple[str, ...] = ()
     """Every candidate, fitted or kept at its default: the rows of ``spread_covariance``."""
     spread_covariance: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
-    """Posterior covariance of all candidates with a normal prior N(default, scale^2) on each:
+    """Posterior covariance of all candidates with a normal prior N(default,
+    (PRIOR_WIDTH x scale)^2) on each:
     fitted parameters get (nearly) their least-squares covariance, those the data could not
     pin keep about their prior spread, correlations included. Prediction intervals sample it."""
+    validation: tuple[tuple[int, float, float], ...] = ()
+    """Per number of fitted parameters (in selection order): the validation error (mean
+    absolute log error in units of the kind's scatter) and its standard error."""
+    validation_folds: str = ""
+    """How the validation folds were formed."""
     converged: bool = True
     message: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -98,29 +122,56 @@ class FitResult:
 
 
 class _Problem:
-    """The residual vector over all observation sets, as a function of the free parameters."""
+    """Weighted data residuals over all observation sets, and the prior rows, as a function of
+    the free parameters ``names`` (the others at ``fixed``)."""
 
-    def __init__(self, sets: Sequence[Observations], base: Efficiency, names: Sequence[str],
-                 fixed: Mapping[str, float]) -> None:
+    def __init__(
+        self,
+        sets: Sequence[Observations],
+        base: Efficiency,
+        names: Sequence[str],
+        fixed: Mapping[str, float],
+        center: Mapping[str, float],
+    ) -> None:
         self.sets, self.base, self.names, self.fixed = sets, base, list(names), dict(fixed)
         self.log_measured = np.concatenate([np.log(s.measured) for s in sets])
         self.kinds = np.array([s.kind for s in sets for _ in range(len(s))])
+        self.gpus = np.array(
+            [g for s in sets for g in (s.gpus if s.gpus else (0,) * len(s))], dtype=np.int64
+        )
         self.weights = np.ones(len(self.kinds))
+        """1 / scatter of each row's kind."""
+        self.huber = np.ones(len(self.kinds))
+        """IRLS weights of the Huber loss."""
+        self.rows: BoolArray = np.ones(len(self.kinds), dtype=np.bool_)
+        """Rows that enter the fit (a validation fold leaves some out)."""
+        self.center = np.array([center[n] for n in self.names])
+        self.prior_sd = np.array([PRIOR_WIDTH * PARAMETERS[n].scale for n in self.names])
 
     def predict(self, x: FloatArray) -> FloatArray:
         values = {**self.fixed, **dict(zip(self.names, (float(v) for v in x), strict=True))}
         return np.concatenate([s.predict(values, self.base) for s in self.sets])
 
-    def residuals(self, x: FloatArray) -> FloatArray:
-        pred = self.predict(x)
+    def raw(self, x: FloatArray) -> FloatArray:
+        """Log errors of every row (a non-finite prediction counts as a huge error)."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            raw = np.log(pred) - self.log_measured
-        raw = np.where(np.isfinite(raw), raw, 50.0)
-        result: FloatArray = raw * self.weights
+            out = np.log(self.predict(x)) - self.log_measured
+        result: FloatArray = np.where(np.isfinite(out), out, 50.0)
+        return result
+
+    def scaled(self, x: FloatArray) -> FloatArray:
+        """Log errors in units of their kind's scatter, every row."""
+        result: FloatArray = self.raw(x) * self.weights
+        return result
+
+    def residuals(self, x: FloatArray) -> FloatArray:
+        """The objective's rows: Huber-weighted scaled errors of the fitted rows, then the prior."""
+        data = (self.scaled(x) * np.sqrt(self.huber))[self.rows]
+        result: FloatArray = np.concatenate([data, (x - self.center) / self.prior_sd])
         return result
 
     def jacobian(self, x: FloatArray) -> FloatArray:
-        """Central differences of the weighted residuals (one-sided at a bound)."""
+        """Central differences of the scaled errors of every row (one-sided at a bound)."""
         cols = []
         for j, name in enumerate(self.names):
             p = PARAMETERS[name]
@@ -128,25 +179,34 @@ class _Problem:
             up, down = x.copy(), x.copy()
             up[j] = min(x[j] + h, p.upper)
             down[j] = max(x[j] - h, p.lower)
-            cols.append((self.residuals(up) - self.residuals(down)) / (up[j] - down[j]))
+            cols.append((self.scaled(up) - self.scaled(down)) / (up[j] - down[j]))
         return np.column_stack(cols) if cols else np.zeros((len(self.kinds), 0))
 
-    def solve(self, x0: FloatArray) -> optimize.OptimizeResult:
+    def solve(self, x0: FloatArray) -> tuple[FloatArray, optimize.OptimizeResult | None]:
+        """The MAP estimate over the fitted rows, Huber weights by IRLS."""
+        if not self.names:
+            return x0, None
         lower = np.array([PARAMETERS[n].lower for n in self.names])
         upper = np.array([PARAMETERS[n].upper for n in self.names])
-        scale = np.array([PARAMETERS[n].scale for n in self.names])
-        return optimize.least_squares(
-            self.residuals,
-            np.clip(x0, lower, upper),
-            bounds=(lower, upper),
-            x_scale=scale,
-            method="trf",
-            loss="huber",
-            f_scale=HUBER_K,
-            xtol=1e-10,
-            ftol=1e-10,
-            max_nfev=200 * max(len(self.names), 1),
-        )
+        x = np.clip(x0, lower, upper)
+        result: optimize.OptimizeResult | None = None
+        for _ in range(IRLS_ROUNDS):
+            huber = _huber_weights(self.scaled(x))
+            if result is not None and np.allclose(huber, self.huber):
+                break
+            self.huber = huber
+            result = optimize.least_squares(
+                self.residuals,
+                x,
+                bounds=(lower, upper),
+                x_scale=self.prior_sd,
+                method="trf",
+                xtol=FIT_TOL,
+                ftol=FIT_TOL,
+                max_nfev=200 * len(self.names),
+            )
+            x = result.x
+        return x, result
 
 
 def robust_sd(raw: FloatArray) -> float:
@@ -154,10 +214,11 @@ def robust_sd(raw: FloatArray) -> float:
     return max(1.4826 * float(np.median(np.abs(raw - np.median(raw)))), SD_FLOOR_LOG)
 
 
-def _kind_scale(problem: _Problem, x: FloatArray) -> dict[str, float]:
-    """Robust scatter of the log errors per kind: the weights of the fit."""
-    raw = problem.residuals(x) / problem.weights
-    return {k: robust_sd(raw[problem.kinds == k]) for k in dict.fromkeys(problem.kinds.tolist())}
+def _kind_weights(problem: _Problem, x: FloatArray) -> FloatArray:
+    """1 / robust scatter of the log errors of each row's kind: the weights of the fit."""
+    raw = problem.raw(x)
+    scale = {k: robust_sd(raw[problem.kinds == k]) for k in dict.fromkeys(problem.kinds.tolist())}
+    return 1.0 / np.array([scale[k] for k in problem.kinds])
 
 
 def _huber_weights(r: FloatArray) -> FloatArray:
@@ -168,7 +229,7 @@ def _huber_weights(r: FloatArray) -> FloatArray:
 
 
 def _kind_sd(problem: _Problem, x: FloatArray, p: int) -> dict[str, float]:
-    raw = problem.residuals(x) / problem.weights
+    raw = problem.raw(x)
     n = len(raw)
     out = {}
     for kind in dict.fromkeys(problem.kinds.tolist()):
@@ -178,40 +239,15 @@ def _kind_sd(problem: _Problem, x: FloatArray, p: int) -> dict[str, float]:
     return out
 
 
-def _covariance(jac: FloatArray, residuals: FloatArray, floor: float = 0.0) -> FloatArray:
-    """``s^2 (J^T J)^-1`` by SVD; a direction with a singular value below 1e-9 of the largest
-    (the data cannot tell two parameters apart) gets a variance of 1e30, not pinv's zero.
-    ``s^2`` is at least ``floor``: 1 for residuals in units of their kind's scatter, so a perfect
-    fit of noise-free data does not claim zero uncertainty."""
+def _posterior_cov(jac: FloatArray, scaled: FloatArray, prior_sd: FloatArray) -> FloatArray:
+    """``(J^T J / s^2 + diag(1 / prior_sd^2))^-1`` with J and the residuals Huber-weighted and
+    ``s^2`` their mean square over ``n - p`` degrees of freedom."""
+    hw = np.sqrt(_huber_weights(scaled))
+    jac, res = jac * hw[:, None], scaled * hw
     n, p = jac.shape
-    s2 = max(float(np.sum(residuals**2)) / max(n - p, 1), floor)
-    _, sv, vt = np.linalg.svd(jac, full_matrices=False)
-    tiny = sv < 1e-9 * max(float(sv.max()) if sv.size else 0.0, 1e-300)
-    inv = np.where(tiny, 1e30, 1.0 / np.where(tiny, 1.0, sv) ** 2)
-    result: FloatArray = s2 * (vt.T * inv) @ vt
-    return result
-
-
-def _worst(
-    names: Sequence[str], x: FloatArray, jac: FloatArray, cov: FloatArray
-) -> tuple[str, str] | None:
-    """The parameter the data pins least, and why; None when all are identified."""
-    scale = np.array([PARAMETERS[n].scale for n in names])
-    effect = np.sqrt(np.sum((jac * scale) ** 2, axis=0))
-    for j in np.argsort(effect):
-        if effect[j] < NO_EFFECT_LOG * max(effect.max(), 1.0):
-            return names[j], "no measurement depends on it"
-    rel = np.sqrt(np.maximum(np.diag(cov), 0.0)) / np.maximum(np.abs(x), scale)
-    if rel.max() <= MAX_RELATIVE_SE:
-        return None
-    # A degenerate pair has two huge errors: keep the one listed first (the more basic one).
-    order = list(PARAMETERS)
-    bad = [j for j in range(len(names)) if rel[j] > MAX_RELATIVE_SE]
-    hopeless = [j for j in bad if rel[j] > 1e3 * MAX_RELATIVE_SE]
-    j = max(hopeless, key=lambda k: order.index(names[k])) if hopeless else max(
-        bad, key=lambda k: rel[k]
-    )
-    return names[j], f"standard error {rel[j]:.3g} x its typical size {scale[j]:.3g}"
+    s2 = max(float(np.sum(res**2)) / max(n - p, 1), S2_FLOOR)
+    cov: FloatArray = np.linalg.inv(jac.T @ jac / s2 + np.diag(1.0 / prior_sd**2))
+    return cov
 
 
 def posterior(
@@ -221,20 +257,13 @@ def posterior(
     values: Mapping[str, float],
     names: Sequence[str],
 ) -> tuple[tuple[str, ...], FloatArray]:
-    """Gauss-Newton posterior covariance of ``names`` at ``values``:
-    ``(J^T J / s^2 + diag(1 / scale^2))^-1`` with J the weighted Jacobian."""
+    """Gauss-Newton posterior covariance of ``names`` at ``values`` with a normal prior of
+    standard deviation ``PRIOR_WIDTH x scale`` on each (its mean does not enter)."""
     fixed = {k: v for k, v in values.items() if k not in names}
-    problem = _Problem(sets, base, names, fixed)
+    problem = _Problem(sets, base, names, fixed, values)
     problem.weights = weights
     x = np.array([values[n] for n in names])
-    res = problem.residuals(x)
-    hw = np.sqrt(_huber_weights(res))
-    jac = problem.jacobian(x) * hw[:, None]
-    n, p = jac.shape
-    s2 = max(float(np.sum((res * hw) ** 2)) / max(n - p, 1), 1e-12)
-    prior = np.array([1.0 / PARAMETERS[k].scale ** 2 for k in names])
-    cov: FloatArray = np.linalg.inv(jac.T @ jac / s2 + np.diag(prior))
-    return tuple(names), cov
+    return tuple(names), _posterior_cov(problem.jacobian(x), problem.scaled(x), problem.prior_sd)
 
 
 def candidates(sets: Sequence[Observations]) -> tuple[str, ...]:
@@ -242,64 +271,103 @@ def candidates(sets: Sequence[Observations]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n for k in kinds for n in BY_KIND[k]))
 
 
-def _bic(ssr: float, n: int, k: int) -> float:
-    return n * float(np.log(max(ssr, 1e-300) / n)) + k * float(np.log(n))
+def order(problem: _Problem, x0: FloatArray) -> tuple[list[int], dict[int, str]]:
+    """Forward selection order on the MAP problem linearised at the defaults ``x0``.
 
-
-def select(problem: _Problem, x0: FloatArray) -> tuple[list[int], dict[int, str]]:
-    """Forward selection on the linearised problem at the defaults.
-
-    Adds, one at a time, the parameter that lowers the sum of squares most, while the Bayesian
-    information criterion improves by more than ``BIC_MARGIN`` (positive evidence, Kass and
-    Raftery 1995) and every chosen parameter stays identified (standard error below its typical
-    size). Returns the chosen columns and, for the others, why they were left at defaults.
+    Adds, one at a time, the parameter that lowers the (Huber-weighted) data sum of squares plus
+    prior penalty most. Returns the order and, for parameters no observation depends on, why
+    they are left out.
     """
-    r0 = problem.residuals(x0)
-    scale = np.array([PARAMETERS[n].scale for n in problem.names])
-    js = problem.jacobian(x0) * scale
+    r0 = problem.scaled(x0)
     w = np.sqrt(_huber_weights(r0 / robust_sd(r0)))
-    r0, js = r0 * w, js * w[:, None]
-    n = len(r0)
-    effect = np.sqrt(np.sum(js**2, axis=0))
-    why: dict[int, str] = {
+    js = problem.jacobian(x0) * problem.prior_sd * w[:, None]
+    r0 = r0 * w
+    effect = np.sqrt(np.sum(js**2, axis=0)) / PRIOR_WIDTH
+    why = {
         j: "no measurement depends on it"
         for j in range(len(problem.names))
         if effect[j] < NO_EFFECT_LOG
     }
-    unpinned: set[int] = set()
     chosen: list[int] = []
-    ssr = float(np.sum(r0**2))
-    while len(chosen) < n - 1:
+    while True:
         best: tuple[float, int] | None = None
         for j in range(len(problem.names)):
             if j in chosen or j in why:
                 continue
             cols = js[:, [*chosen, j]]
-            step, *_ = np.linalg.lstsq(cols, -r0, rcond=None)
-            new = float(np.sum((r0 + cols @ step) ** 2))
-            cov = _covariance(cols, r0 + cols @ step)
-            size = np.maximum(np.abs(x0[[*chosen, j]] / scale[[*chosen, j]] + step), 1.0)
-            if (np.sqrt(np.maximum(np.diag(cov), 0.0)) / size).max() > MAX_RELATIVE_SE:
-                unpinned.add(j)
-                continue
-            if best is None or new < best[0]:
-                best = (new, j)
-        if best is None or _bic(best[0], n, len(chosen) + 1) > _bic(ssr, n, len(chosen)) - (
-            BIC_MARGIN
-        ):
-            break
-        ssr = best[0]
+            # Ridge step in prior units: min |r0 + cols s|^2 + |s|^2.
+            a = np.vstack([cols, np.eye(cols.shape[1])])
+            b = np.concatenate([-r0, np.zeros(cols.shape[1])])
+            step, *_ = np.linalg.lstsq(a, b, rcond=None)
+            cost = float(np.sum((r0 + cols @ step) ** 2) + np.sum(step**2))
+            if best is None or cost < best[0]:
+                best = (cost, j)
+        if best is None:
+            return chosen, why
         chosen.append(best[1])
-        why.pop(best[1], None)
-    for j in range(len(problem.names)):
-        if j in chosen or j in why:
-            continue
-        if j in unpinned:
-            why[j] = "standard error larger than its typical size (too little data, or it "
-            why[j] += "trades off with a fitted parameter)"
-        else:
-            why[j] = "the data do not support fitting it (no information-criterion gain)"
-    return chosen, why
+
+
+def folds(problem: _Problem) -> tuple[str, list[tuple[BoolArray, BoolArray]]]:
+    """Validation folds (fit rows, scored rows) and their description.
+
+    Rolling origin over cluster sizes when the step times span several: for each size after the
+    smallest, fit on every row except the step times at that size or larger, score those at that
+    size. Otherwise ``CV_FOLDS`` interleaved folds over all rows.
+    """
+    step = problem.kinds == "step"
+    sizes = sorted({int(g) for g in problem.gpus[step]})
+    if len(sizes) >= 2:
+        out = [(~step | (problem.gpus < g), step & (problem.gpus == g)) for g in sizes[1:]]
+        return "rolling origin over cluster sizes " + ", ".join(map(str, sizes)), out
+    n = len(problem.kinds)
+    k = min(CV_FOLDS, n)
+    index = np.arange(n) % k
+    return f"{k}-fold", [(index != i, index == i) for i in range(k)]
+
+
+def validate(
+    problem: _Problem, x0: FloatArray, splits: Sequence[tuple[BoolArray, BoolArray]]
+) -> tuple[float, float]:
+    """Mean absolute scaled error of the scored rows when fitted on the fit rows, and its
+    standard error."""
+    errors = []
+    for fit_rows, scored in splits:
+        problem.rows = fit_rows
+        x, _ = problem.solve(x0)
+        errors.append(np.abs(problem.scaled(x)[scored]))
+    problem.rows = np.ones(len(problem.kinds), dtype=np.bool_)
+    e = np.concatenate(errors)
+    return float(np.mean(e)), float(np.std(e, ddof=1) / np.sqrt(len(e))) if len(e) > 1 else 0.0
+
+
+def select(
+    sets: Sequence[Observations],
+    base: Efficiency,
+    names: Sequence[str],
+    defaults: Mapping[str, float],
+    weights: FloatArray,
+) -> tuple[list[str], dict[str, str], tuple[tuple[int, float, float], ...], str]:
+    """The parameters to fit: the shortest prefix of ``order`` whose validation error is within
+    one standard error of the best prefix's. Also returns why each other candidate is left at
+    its default, the validation error per prefix length (length, mean, standard error), and the
+    folds' description."""
+    x0 = np.array([defaults[n] for n in names])
+    screen = _Problem(sets, base, names, {}, defaults)
+    screen.weights = weights
+    ranked, why = order(screen, x0)
+    label, splits = folds(screen)
+    scores: list[tuple[int, float, float]] = []
+    for k in range(len(ranked) + 1):
+        sub = [names[j] for j in ranked[:k]]
+        problem = _Problem(sets, base, sub, {}, defaults)
+        problem.weights = weights
+        scores.append((k, *validate(problem, x0[ranked[:k]], splits)))
+    best = min(scores, key=lambda s: s[1])
+    k = next(s[0] for s in scores if s[1] <= best[1] + best[2])
+    reasons = {names[j]: r for j, r in why.items()}
+    for j in ranked[k:]:
+        reasons[names[j]] = f"does not lower the validation error ({label})"
+    return [names[j] for j in ranked[:k]], reasons, tuple(scores), label
 
 
 def fit(
@@ -326,47 +394,35 @@ def fit(
             clock = catalog.accelerator(accs[0]).training_clock_frac
     defaults = {n: (clock if n == CLOCK else float(getattr(base, n))) for n in [*names, *dropped]}
 
-    screen = _Problem(sets, base, names, {})
-    x0 = np.array([defaults[n] for n in names])
-    default_pred = screen.predict(x0)
-    chosen, why = select(screen, x0)
-    dropped.update({names[j]: reason for j, reason in why.items()})
-    names = [names[j] for j in chosen]
-    x = np.array([defaults[n] for n in names])
-    result: optimize.OptimizeResult | None = None
-    while True:
-        problem = _Problem(sets, base, names, {})
-        if names:
-            result = problem.solve(x)
-            scale = _kind_scale(problem, result.x)
-            problem.weights = 1.0 / np.array([scale[k] for k in problem.kinds])
-            result = problem.solve(result.x)
-            x = result.x
-        res = problem.residuals(x)
-        hw = np.sqrt(_huber_weights(res))
-        jac = problem.jacobian(x)
-        cov = _covariance(jac * hw[:, None], res * hw, floor=1.0)
-        worst = _worst(names, x, jac, cov) if names else None
-        if worst is None:
-            break
-        index = names.index(worst[0])
-        dropped[worst[0]] = worst[1]
-        names.pop(index)
-        x = np.delete(x, index)
+    screen = _Problem(sets, base, [], {}, defaults)
+    default_pred = screen.predict(np.zeros(0))
+    weights = _kind_weights(screen, np.zeros(0))
+    names, why, scores, label = select(sets, base, names, defaults, weights)
+    dropped.update(why)
+    problem = _Problem(sets, base, names, {}, defaults)
+    problem.weights = weights
+    x, result = problem.solve(np.array([defaults[n] for n in names]))
+    if names:  # the scatter around the fit, not around the defaults, weighs the final pass
+        problem.weights = _kind_weights(problem, x)
+        x, result = problem.solve(x)
+    cov = _posterior_cov(problem.jacobian(x), problem.scaled(x), problem.prior_sd)
 
     sd = _kind_sd(problem, x, len(names))
     fitted_pred = problem.predict(x)
     spread_names, spread = posterior(
-        sets, base, problem.weights, {**defaults, **dict(zip(names, x, strict=True))},
+        sets,
+        base,
+        problem.weights,
+        {**defaults, **dict(zip(names, x, strict=True))},
         [n for n in defaults if n in names or dropped.get(n, "").find("accelerators") < 0],
     )
     residuals = []
     offset = 0
     for s in sets:
-        for i, label in enumerate(s.labels):
+        for i, label_i in enumerate(s.labels):
             residuals.append(
                 Residual(
-                    label=label,
+                    label=label_i,
                     kind=s.kind,
                     source=s.source,
                     measured=float(s.measured[i]),
@@ -379,9 +435,7 @@ def fit(
     return FitResult(
         names=tuple(names),
         values={n: float(v) for n, v in zip(names, x, strict=True)},
-        standard_errors={
-            n: float(np.sqrt(max(cov[j, j], 0.0))) for j, n in enumerate(names)
-        },
+        standard_errors={n: float(np.sqrt(max(cov[j, j], 0.0))) for j, n in enumerate(names)},
         covariance=cov,
         defaults=defaults,
         not_identifiable=dropped,
@@ -390,6 +444,8 @@ def fit(
         accelerator=accs[0] if len(accs) == 1 else "",
         spread_names=spread_names,
         spread_covariance=spread,
+        validation=scores,
+        validation_folds=label,
         converged=bool(result.success) if result is not None else True,
         message=str(result.message) if result is not None else "nothing to fit",
         notes=collected.notes,

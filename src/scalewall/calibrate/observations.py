@@ -91,8 +91,9 @@ def match_accelerator(device_name: str, memory_bytes: int = 0) -> Accelerator | 
     return sorted(hits, key=lambda a: a.id)[0]
 
 
-def _device(acc: Accelerator, codes: FloatArray, values: Mapping[str, Any], base: Efficiency
-            ) -> tuple[Device, Efficiency]:
+def _device(
+    acc: Accelerator, codes: FloatArray, values: Mapping[str, Any], base: Efficiency
+) -> tuple[Device, Efficiency]:
     eff, _ = apply(values, base)
     if "training_clock_frac" in values:
         acc = dataclasses.replace(acc, training_clock_frac=values["training_clock_frac"])

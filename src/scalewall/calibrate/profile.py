@@ -216,7 +216,9 @@ def read_profile(path: str | Path) -> Calibration:
     names = unc.get("parameters", list(values))
     if names != list(values):
         raise SpecError(
-            "uncertainty.parameters", names, f"the fitted names in order: {list(values)}",
+            "uncertainty.parameters",
+            names,
+            f"the fitted names in order: {list(values)}",
             where=where,
         )
     rows = unc.get("covariance", [])
@@ -225,8 +227,10 @@ def read_profile(path: str | Path) -> Calibration:
         cov = np.zeros((len(values), len(values)))
     if cov.shape != (len(values), len(values)):
         raise SpecError(
-            "uncertainty.covariance", f"shape {cov.shape}",
-            f"a {len(values)} x {len(values)} matrix", where=where,
+            "uncertainty.covariance",
+            f"shape {cov.shape}",
+            f"a {len(values)} x {len(values)} matrix",
+            where=where,
         )
     sd = {str(k): float(v) for k, v in dict(unc.get("residual_log_sd", {})).items()}
     spread_names = tuple(str(n) for n in unc.get("spread_parameters", []))
@@ -235,8 +239,10 @@ def read_profile(path: str | Path) -> Calibration:
             raise SpecError("uncertainty.spread_parameters", n, "fittable names", where=where)
     center = _floats(unc.get("spread_center", []), "uncertainty.spread_center", where)
     spread = np.array(
-        [_floats(r, "uncertainty.spread_covariance", where)
-         for r in unc.get("spread_covariance", [])],
+        [
+            _floats(r, "uncertainty.spread_covariance", where)
+            for r in unc.get("spread_covariance", [])
+        ],
         dtype=np.float64,
     ).reshape(len(spread_names), len(spread_names))
     if len(center) != len(spread_names):
@@ -250,8 +256,9 @@ def read_profile(path: str | Path) -> Calibration:
         spread_center=dict(zip(spread_names, center, strict=True)),
         spread_covariance=spread,
         residual_log_sd=sd,
-        step_residuals_log=tuple(_floats(unc.get("step_residuals_log", []), "step_residuals_log",
-                                         where)),
+        step_residuals_log=tuple(
+            _floats(unc.get("step_residuals_log", []), "step_residuals_log", where)
+        ),
         not_identifiable={str(k): str(v) for k, v in data.get("not_identifiable", {}).items()},
         accelerator=str(data.get("accelerator", "")),
         created_utc=str(data.get("created_utc", "")),

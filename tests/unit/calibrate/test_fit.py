@@ -31,15 +31,28 @@ def gemm_file(noise: float, seed: int = 1) -> Measurements:
     times = gemm_time_s(arr[:, 0], arr[:, 1], arr[:, 2], dev, TRUE)
     times = times * np.exp(rng.normal(0.0, noise, len(shapes)))
     records = tuple(
-        Record(kind="gemm", variant="matmul", dtype="bf16", time_s=float(t), shape=s,
-               flop_per_s=2.0 * s[0] * s[1] * s[2] / float(t), rank=0)
+        Record(
+            kind="gemm",
+            variant="matmul",
+            dtype="bf16",
+            time_s=float(t),
+            shape=s,
+            flop_per_s=2.0 * s[0] * s[1] * s[2] / float(t),
+            rank=0,
+        )
         for s, t in zip(shapes, times, strict=True)
     )
     return Measurements(
-        created_utc="2026-01-01T00:00:00Z", source="probe",
-        machine=Machine(hostname="h", device_type="cuda", device_name="NVIDIA H100 80GB HBM3",
-                        device_memory_bytes=80 * 10**9),
-        versions=Versions(), records=records,
+        created_utc="2026-01-01T00:00:00Z",
+        source="probe",
+        machine=Machine(
+            hostname="h",
+            device_type="cuda",
+            device_name="NVIDIA H100 80GB HBM3",
+            device_memory_bytes=80 * 10**9,
+        ),
+        versions=Versions(),
+        records=records,
     )
 
 
@@ -57,8 +70,10 @@ def test_unpinned_parameters_kept_at_defaults() -> None:
     # Only K = 8192: K / (K + k_half) is one constant, indistinguishable from the GEMM ratio.
     m = gemm_file(0.0)
     big = dataclasses.replace(m, records=tuple(r for r in m.records if r.shape[2] == 8192))
-    result = fit(from_measurements(big, "synthetic"),
-                 params=["gemm_sustained_ratio", "gemm_k_half_efficiency", "gemm_launch_s"])
+    result = fit(
+        from_measurements(big, "synthetic"),
+        params=["gemm_sustained_ratio", "gemm_k_half_efficiency", "gemm_launch_s"],
+    )
     assert "gemm_sustained_ratio" in result.values
     assert "gemm_k_half_efficiency" in result.not_identifiable
 
@@ -75,14 +90,16 @@ def test_cpu_measurements_are_skipped_with_a_note() -> None:
 
 def test_profile_round_trip_and_interval(tmp_path: Path) -> None:
     result = fit(from_measurements(gemm_file(0.03), "synthetic"))
-    cal = Calibration.from_fit(result, created_utc="2026-01-01T00:00:00Z",
-                               provenance={"inputs": [{"path": "x"}]})
+    cal = Calibration.from_fit(
+        result, created_utc="2026-01-01T00:00:00Z", provenance={"inputs": [{"path": "x"}]}
+    )
     path = write_profile(cal, tmp_path / "cal.toml")
     back = read_profile(path)
     assert back.values == pytest.approx(cal.values)
     assert np.allclose(back.covariance, cal.covariance)
     assert back.efficiency().gemm_sustained_ratio == pytest.approx(
-        result.values["gemm_sustained_ratio"])
+        result.values["gemm_sustained_ratio"]
+    )
     model = catalog.model("llama3-8b")
     cluster = resolve_cluster(None, gpu="h100-sxm-80gb", gpus=64)
     plan = ParallelPlan(tp=2, pp=1, dp=32, micro_batch=1, global_batch=256, seq_len=2048)

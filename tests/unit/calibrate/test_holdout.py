@@ -1,11 +1,14 @@
 """Hold-out validation: fit on the small runs of a published series, predict the large ones.
 
 Coverage of the 90% prediction interval is asserted. The issue's second criterion, a held-out
-error below the uncalibrated model's, does not hold on these splits: the default constants were
+error below the uncalibrated model's, does not hold on these splits. The default constants were
 themselves fitted on every published run, the held-out ones included, so they are a leaked
-baseline; the calibrated model fitted on the small runs alone comes out a little worse (Megatron
-SC'21: 7.8% vs 6.5%; vTrain: 8.3% vs 7.6% mean absolute log error). That test is an expected
-failure (strict), so it flags the day it starts to pass.
+baseline. The fit (prior at the defaults, parameters chosen by rolling-origin validation on the
+training runs) fits nothing on vTrain, so it equals the defaults there (7.6% mean absolute log
+error both), and on Megatron SC'21 fits ``hbm_efficiency`` (0.80 -> 0.89), which the small runs
+(too slow in the model, no pipeline but one of two stages) support and the pipeline-heavy large
+runs (too fast in the model) do not: 7.5% vs 6.5%. That test is an expected failure (strict), so
+it flags the day it starts to pass.
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ def holdout(group: str, max_fit_gpus: int) -> HoldOut:
     cases = [c for c in read_runs() if c.group == group]
     train = [c for c in cases if c.hardware["gpus"] <= max_fit_gpus]
     test = [c for c in cases if c.hardware["gpus"] > max_fit_gpus]
-    cal = Calibration.from_fit(fit(from_cases(train, group, Efficiency())), created_utc="",
-                               provenance={})
+    cal = Calibration.from_fit(
+        fit(from_cases(train, group, Efficiency())), created_utc="", provenance={}
+    )
     eff = cal.efficiency()
     e0, e1, inside = [], [], []
     for case in test:
@@ -49,8 +53,9 @@ def holdout(group: str, max_fit_gpus: int) -> HoldOut:
         published = float(case.published[metric])
         p0, p1 = predict_case(case), predict_case(case, eff)
         v0, v1 = _metric(p0, metric), _metric(p1, metric)
-        band = step_interval(case.model, case_cluster(case.hardware), p1.plan, cal,
-                             stack=case.stack)
+        band = step_interval(
+            case.model, case_cluster(case.hardware), p1.plan, cal, stack=case.stack
+        )
         low, high = band.step_time_interval_s
         if metric != "step_time_s":  # a rate: inversely proportional to the step time
             low, high = v1 * band.step_time_s / high, v1 * band.step_time_s / low
@@ -84,7 +89,11 @@ def test_held_out_error_stays_near_the_default(megatron: HoldOut, vtrain: HoldOu
         assert result.calibrated_error < result.default_error + 0.03, result
 
 
-@pytest.mark.xfail(strict=True, reason="defaults were fitted on the held-out runs too")
+@pytest.mark.xfail(
+    strict=True,
+    reason="defaults were fitted on the held-out runs too: SC'21 7.5% calibrated vs 6.5% default, "
+    "vTrain 7.6% both (nothing passes validation)",
+)
 def test_held_out_error_below_uncalibrated(megatron: HoldOut, vtrain: HoldOut) -> None:
     assert megatron.calibrated_error < megatron.default_error
     assert vtrain.calibrated_error < vtrain.default_error
