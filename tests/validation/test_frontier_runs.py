@@ -6,8 +6,10 @@ trillion tokens = 1,543 tokens/s per GPU) within 15%. Each run writes its error 
 mean signed error per accelerator, to test-artifacts/frontier_validation.json.
 
 The file holds NVIDIA's Megatron-Bridge performance-summary rows (NeMo containers 25.09, 25.11,
-26.02: DeepSeek-V3 on DGX-GB200/GB300/B200/H100, dense Llama 3 in FP8 on the same systems) next to
-the DeepSeek-V3 report. Over them the 10% bound does not hold yet (see the xfail reason).
+26.02: DeepSeek-V3, Qwen3-30B-A3B and Qwen3-235B-A22B on DGX-GB300/GB200/B200/H100, dense Llama 3
+in FP8 on the same systems) next to the DeepSeek-V3 report and the Megatron-Core MoE report.
+Over the 32 cases the 10% bound does not hold yet (see the xfail reason); a guard holds the
+present figure so that a change which makes it worse fails.
 """
 
 from __future__ import annotations
@@ -46,16 +48,28 @@ def report() -> ValidationReport:
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "measured MAPE 12.1% over the 17 frontier cases (max 62.5%): DeepSeek-V3 on B200 PP16 "
-        "EP8 over-predicted (+35%, +62% with MTP on the older 25.11 container), on GB200/GB300 "
-        "+4% to +21%, on H100 -5%; dense FP8 on Blackwell within -2% to +6% except GB300 70B "
-        "(-13%), on H100 under-predicted (-10% and -17%)"
+        "measured MAPE 13.4% over the 32 frontier cases (7.8% over the 17 DeepSeek-V3 and "
+        "Llama 3 cases, 19.7% over the 15 Qwen3 rows): Qwen3-30B-A3B on 16 H100 (PP2 VP24) "
+        "over-predicted +98% (the row reaches half the per-GPU rate of every other Qwen3 H100 "
+        "row), MoE on GB200/GB300 with CUDA graphs +14% to +28%, Qwen3 on B200 -13% to -25%, "
+        "dense FP8 on H100 -10% and -17%"
     ),
 )
 def test_frontier_mape_within_10_percent(report: ValidationReport) -> None:
     errors = [abs(c.error_frac) for c in report.comparisons]
     assert len(errors) >= 2
     assert float(np.mean(errors)) <= 0.10
+
+
+MAPE_GUARD = 0.14
+"""The present frontier MAPE (13.4%) with a little room: not the issue's bound, a regression
+guard."""
+
+
+def test_frontier_mape_does_not_regress(report: ValidationReport) -> None:
+    errors = [abs(c.error_frac) for c in report.comparisons]
+    assert len(errors) >= 30
+    assert float(np.mean(errors)) <= MAPE_GUARD
 
 
 def test_deepseek_v3_tokens_per_gpu_within_15_percent(report: ValidationReport) -> None:
