@@ -10,33 +10,81 @@ from pathlib import Path
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     code = "from scalewall.cli.app import main; main()"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False
+    )
 
 
 def test_estimate_json_keys() -> None:
-    result = cli("estimate", "--model", "llama3-8b", "--gpu", "h100-sxm-80gb", "--gpus", "64",
-                 "--tp", "2", "--pp", "1", "--global-batch", "256", "--json")
+    result = cli(
+        "estimate",
+        "--model",
+        "llama3-8b",
+        "--gpu",
+        "h100-sxm-80gb",
+        "--gpus",
+        "64",
+        "--tp",
+        "2",
+        "--pp",
+        "1",
+        "--global-batch",
+        "256",
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    for key in ("step_time_s", "tokens_per_s", "mfu", "hfu", "model_tflops_per_gpu",
-                "hardware_tflops_per_gpu", "fits", "memory", "breakdown"):
+    for key in (
+        "step_time_s",
+        "tokens_per_s",
+        "mfu",
+        "hfu",
+        "model_tflops_per_gpu",
+        "hardware_tflops_per_gpu",
+        "fits",
+        "memory",
+        "breakdown",
+    ):
         assert key in data
     assert data["plan"]["dp"] == 32
     assert abs(sum(data["breakdown"].values()) - data["step_time_s"]) < 1e-9
 
 
 def test_hf_config_and_inline_model(tmp_path: Path) -> None:
-    cfg = {"hidden_size": 2048, "num_attention_heads": 16, "num_key_value_heads": 8,
-           "num_hidden_layers": 16, "intermediate_size": 8192, "vocab_size": 32000,
-           "hidden_act": "silu", "rms_norm_eps": 1e-5}
+    cfg = {
+        "hidden_size": 2048,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 8,
+        "num_hidden_layers": 16,
+        "intermediate_size": 8192,
+        "vocab_size": 32000,
+        "hidden_act": "silu",
+        "rms_norm_eps": 1e-5,
+    }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(cfg))
-    for spec in (str(path), "custom:layers=16,hidden=2048,heads=16,kv_heads=8,ffn_hidden=8192,"
-                 "vocab=32000"):
-        result = cli("estimate", "--model", spec, "--gpu", "a100-sxm-80gb", "--gpus", "8",
-                     "--tp", "1", "--pp", "1", "--global-batch", "64", "--seq-len", "2048",
-                     "--json")
+    for spec in (
+        str(path),
+        "custom:layers=16,hidden=2048,heads=16,kv_heads=8,ffn_hidden=8192,vocab=32000",
+    ):
+        result = cli(
+            "estimate",
+            "--model",
+            spec,
+            "--gpu",
+            "a100-sxm-80gb",
+            "--gpus",
+            "8",
+            "--tp",
+            "1",
+            "--pp",
+            "1",
+            "--global-batch",
+            "64",
+            "--seq-len",
+            "2048",
+            "--json",
+        )
         assert result.returncode == 0, result.stderr
         assert json.loads(result.stdout)["fits"] is True
 
@@ -48,6 +96,7 @@ def test_invalid_plans_are_one_line_exit_2() -> None:
         (["--micro-batch", "3"], "micro_batch=3"),
         (["--gpu", "h1000", "--gpus", "8"], "gpu"),
         (["--recompute", "sometimes"], "recompute"),
+        (["--cuda-graphs", "most"], "cuda_graphs='most'"),
     ]
     for extra, needle in cases:
         result = cli("estimate", *extra)
@@ -55,6 +104,43 @@ def test_invalid_plans_are_one_line_exit_2() -> None:
         assert needle in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
         assert "Traceback" not in result.stderr
+
+
+def test_cuda_graphs_remove_the_host_issue_time() -> None:
+    """DeepSeek-V3 on 256 B200, EP 8 (32 local experts per GPU), one 4K sequence per
+    micro-batch: eager issue of the expert GEMMs outlasts the GPU work; full-iteration graphs
+    remove that part of the step."""
+    args = [
+        "estimate",
+        "-m",
+        "deepseek-v3",
+        "--gpu",
+        "b200",
+        "--gpus",
+        "256",
+        "--tp",
+        "1",
+        "--pp",
+        "16",
+        "--ep",
+        "8",
+        "--first-stage-layers",
+        "4",
+        "--last-stage-layers",
+        "1",
+        "--precision",
+        "mxfp8",
+        "--global-batch",
+        "4096",
+        "--seq-len",
+        "4096",
+        "--json",
+    ]
+    eager = json.loads(cli(*args).stdout)
+    graphed = json.loads(cli(*args, "--cuda-graphs", "full").stdout)
+    assert eager["breakdown"]["host_overhead"] > 0.1 * eager["step_time_s"]
+    assert graphed["breakdown"]["host_overhead"] == 0.0
+    assert graphed["tokens_per_s"] > eager["tokens_per_s"]
 
 
 def test_validate_json_shape() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -37,6 +38,14 @@ GpusOpt = Annotated[int | None, typer.Option("--gpus", "-n", help="Number of GPU
 StackOpt = Annotated[
     str, typer.Option("--stack", help=f"Software-stack preset: {', '.join(PRESETS)}.")
 ]
+CudaGraphsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cuda-graphs",
+        help="What the stack captures in CUDA graphs: none, attention, layer or full "
+        "(default: the preset's; removes the host's kernel-issue time from what it captures).",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 # Plan flags shared by every subcommand that takes one plan.
 TpOpt = Annotated[int, typer.Option(help="Tensor-parallel width.")]
@@ -67,8 +76,10 @@ def load_cluster(cluster: str | None, gpu: str | None, gpus: int | None) -> Clus
     return resolve_cluster(cluster, gpu=gpu, gpus=gpus)
 
 
-def load_stack(name: str) -> Stack:
-    return preset(name)
+def load_stack(name: str, cuda_graphs: str | None = None) -> Stack:
+    """A stack preset, with ``cuda_graphs`` (when given) in place of the preset's capture."""
+    stack = preset(name)
+    return stack if cuda_graphs is None else dataclasses.replace(stack, cuda_graphs=cuda_graphs)
 
 
 def load_calibration(path: Path | None) -> Calibration | None:
@@ -132,6 +143,7 @@ def read_json_file(path: Path) -> Any:
 __all__ = [
     "CalibrationOpt",
     "ClusterOpt",
+    "CudaGraphsOpt",
     "GpuOpt",
     "GpusOpt",
     "JsonOpt",

@@ -12,6 +12,7 @@ from scalewall.cli.common import (
     CalibrationOpt,
     ClusterOpt,
     CpOpt,
+    CudaGraphsOpt,
     DpOpt,
     EpOpt,
     GpuOpt,
@@ -107,6 +108,7 @@ def estimate_command(
     sequence_parallel: SequenceParallelOpt = True,
     precision: PrecisionOpt = "bf16",
     stack: StackOpt = "megatron-core",
+    cuda_graphs: CudaGraphsOpt = None,
     calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -140,12 +142,12 @@ def estimate_command(
     if cal is not None:
         resolved = cal.apply_cluster(resolved)
     eff = cal.efficiency() if cal else None
-    result = estimate(spec, resolved, plan, stack=load_stack(stack), efficiency=eff)
+    result = estimate(spec, resolved, plan, stack=load_stack(stack, cuda_graphs), efficiency=eff)
     band = None
     if cal is not None and result.fits:
         from scalewall.calibrate import step_interval
 
-        band = step_interval(spec, resolved, plan, cal, stack=load_stack(stack))
+        band = step_interval(spec, resolved, plan, cal, stack=load_stack(stack, cuda_graphs))
     if as_json:
         data = estimate_json(result)
         if band is not None:

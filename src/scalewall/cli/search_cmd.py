@@ -10,6 +10,7 @@ from rich.table import Table
 from scalewall.cli.common import (
     CalibrationOpt,
     ClusterOpt,
+    CudaGraphsOpt,
     GpuOpt,
     GpusOpt,
     JsonOpt,
@@ -111,6 +112,7 @@ def search_command(
     ] = DEFAULT_TOKEN_BUDGET,
     top: Annotated[int, typer.Option(help="How many plans to show.")] = 5,
     stack: StackOpt = "megatron-core",
+    cuda_graphs: CudaGraphsOpt = None,
     calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -138,7 +140,7 @@ def search_command(
         objective_name=objective,
         token_budget=token_budget,
         top_k=top,
-        stack=load_stack(stack),
+        stack=load_stack(stack, cuda_graphs),
         efficiency=cal.efficiency() if cal else None,
     )
     if as_json:

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from scalewall.cli.common import (
     CalibrationOpt,
+    CudaGraphsOpt,
     JsonOpt,
     StackOpt,
     load_calibration,
@@ -157,6 +158,7 @@ def wall_command(
     ] = False,
     precision: Annotated[str, typer.Option(help="Precisions to try, e.g. bf16,fp8.")] = "bf16",
     stack: StackOpt = "megatron-core",
+    cuda_graphs: CudaGraphsOpt = None,
     workers: Annotated[
         int, typer.Option(help="Worker processes (1: serial; 0: one per core).")
     ] = 0,
@@ -203,7 +205,7 @@ def wall_command(
             max_global_batch=max_global_batch,
             seq_len=seq_len,
             space=space,
-            stack=load_stack(stack),
+            stack=load_stack(stack, cuda_graphs),
             efficiency=cal.efficiency() if cal else None,
             token_budget=token_budget,
             knee_threshold=knee_threshold,
@@ -218,7 +220,7 @@ def wall_command(
         from scalewall.calibrate.band import wall_band
 
         band = wall_band(
-            result, cal, spec, design, load_stack(stack), max_relative_width=band_width
+            result, cal, spec, design, load_stack(stack, cuda_graphs), max_relative_width=band_width
         )
     if csv is not None:
         result.to_pandas().to_csv(csv, index=False)
