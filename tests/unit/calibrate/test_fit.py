@@ -114,3 +114,21 @@ def test_bad_profile_is_one_line_error(tmp_path: Path) -> None:
     path.write_text('format = "scalewall-calibration/1"\n[efficiency]\nno_such_field = 1.0\n')
     with pytest.raises(SpecError, match="no_such_field"):
         read_profile(path)
+
+
+def test_noise_around_the_defaults_fits_nothing() -> None:
+    # Measurements the default constants produce, with 2% noise: no constant should move.
+    m = gemm_file(0.02, seed=3)
+    shapes = np.array([r.shape for r in m.records], dtype=np.float64)
+    base = Efficiency()
+    times = gemm_time_s(
+        shapes[:, 0], shapes[:, 1], shapes[:, 2], Device.of(H100, np.zeros(len(shapes)), base), base
+    )
+    noise = np.exp(np.random.default_rng(3).normal(0.0, 0.02, len(times)))
+    records = tuple(
+        dataclasses.replace(r, time_s=float(t))
+        for r, t in zip(m.records, times * noise, strict=True)
+    )
+    result = fit(from_measurements(dataclasses.replace(m, records=records), "synthetic"))
+    assert result.validation_folds == "5-fold" and result.validation[0][0] == 0
+    assert result.values == {}
