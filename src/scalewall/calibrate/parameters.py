@@ -61,6 +61,7 @@ PARAMETERS: dict[str, Parameter] = {
         Parameter(name="pp_p2p_sync_s", lower=0.0, upper=5e-3, scale=50e-6),
         Parameter(name="rank_jitter_cv", lower=0.0, upper=0.3, scale=0.01),
         Parameter(name="overlap_compute_slowdown_frac", lower=0.0, upper=1.0, scale=0.1),
+        Parameter(name="host_op_s", lower=0.0, upper=5e-4, scale=10e-6),
         Parameter(name=CLOCK, lower=0.3, upper=1.2, scale=0.05),
     )
 }
@@ -88,6 +89,7 @@ BY_KIND: dict[str, tuple[str, ...]] = {
         "dp_overlap_efficiency",
         "pp_p2p_sync_s",
         "rank_jitter_cv",
+        "host_op_s",
     ),
 }
 
