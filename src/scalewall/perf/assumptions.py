@@ -84,6 +84,10 @@ class Efficiency:
     deviations (Gumbel limit). The ByteDance straggler study (OSDI'25, arXiv 2505.05713) bounds
     it: 10.4% of GPU-hours lost overall, most of it to persistent slow nodes and data skew that
     healthy-rank jitter excludes; 1% gives 3-4% at 1K-16K ranks."""
+    zero3_gathered_layers: float = 2.0
+    """Layers whose full (unsharded) parameters a ZeRO-3 / FSDP rank holds at once: the layer
+    it computes and the next one, gathered ahead (FSDP's default backward prefetch; DeepSpeed
+    ZeRO-3 prefetches by a parameter-count budget to the same end)."""
     host_op_s: float = 50e-6
     """CPU time to issue one counted GPU operation from an eager PyTorch training step (Python
     module code, the dispatcher, Transformer Engine's C++ front end and the CUDA launch). The

@@ -518,6 +518,21 @@ def _stage_activations(
     return out
 
 
+def _largest_layer_params(model: ModelSpec, p: PlanBatch) -> FloatArray:
+    """Parameters one GPU holds of its largest layer once ZeRO-3 has gathered it: the layer's
+    replicated weights over TP, its routed experts over EP x ETP."""
+    dense = counts.layer_params(model, moe=False).total / p.tp
+    if not model.is_moe:
+        result: FloatArray = dense
+        return result
+    sparse = counts.layer_params(model, moe=True)
+    routed = sparse.mlp_routed / (p.ep * p.etp)
+    moe_layer = (sparse.total - sparse.mlp_routed) / p.tp + routed
+    has_dense = model.first_dense_layers > 0 or model.moe_layer_freq > 1
+    result = np.maximum(moe_layer, dense) if has_dense else moe_layer
+    return result
+
+
 def memory_model(
     model: ModelSpec, p: PlanBatch, eff: Efficiency, stack: Stack, micro_batches: FloatArray
 ) -> tuple[dict[str, FloatArray], FloatArray]:
@@ -545,6 +560,9 @@ def memory_model(
     }
     copies = 2.0 if stack.dualpipe else 1.0
     weight_bytes = WEIGHT_BYTES + np.where(fp8, eff.fp8_weight_copy_bytes, 0.0)
+    gathered = np.where(
+        p.zero >= 3, eff.zero3_gathered_layers * _largest_layer_params(model, p) * weight_bytes, 0.0
+    )
 
     def sharded(per_param: Any, zero_stage: int, parts: tuple[FloatArray, FloatArray]) -> Any:
         dense_p, expert_p = parts
@@ -558,7 +576,7 @@ def memory_model(
     best_total = np.zeros_like(tokens)
     for parts, stage_acts in stages.values():
         part = {
-            "weights": sharded(weight_bytes, 3, parts),
+            "weights": sharded(weight_bytes, 3, parts) + gathered,
             "gradients": sharded(MAIN_GRAD_BYTES, 2, parts),
             "optimizer_state": sharded(stack.optimizer_state_bytes, 1, parts),
             "activations": stage_acts,
