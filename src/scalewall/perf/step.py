@@ -11,10 +11,11 @@ equal stages). Data-parallel gradient traffic, the optimizer step and fixed over
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 from scipy import special
 
@@ -112,6 +113,10 @@ class _LayerTimes:
             + self.recompute
             + self.bwd_host
         )
+
+    def take(self, index: NDArray[np.intp]) -> _LayerTimes:
+        """The times of the given rows."""
+        return _LayerTimes(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
 
     def parts(self) -> dict[str, FloatArray]:
         """The layer's time by breakdown part (compute is what the others leave of total)."""
@@ -339,6 +344,52 @@ def _host_issue_s(
     ops = ffn if stack.cuda_graphs == "attention" else ffn + attention
     result: FloatArray = ops * eff.host_op_s * one
     return result
+
+
+LAYER_FIELDS = (
+    "tp",
+    "cp",
+    "ep",
+    "etp",
+    "micro_batch",
+    "seq_len",
+    "recompute",
+    "sequence_parallel",
+    "cp_mode",
+    "precision",
+)
+"""The plan fields a layer's forward and backward times depend on (not pp, dp, ZeRO or the
+batch): plans that agree on them share their layer times."""
+
+
+def distinct_rows(
+    p: PlanBatch, names: tuple[str, ...]
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The first row of each distinct combination of the ``names`` columns, and for every row
+    the index of its combination among those (hash-based factorisation, linear in rows)."""
+    key = np.zeros(p.tp.shape, dtype=np.int64)
+    for name in names:
+        codes, uniques = pd.factorize(getattr(p, name))
+        key, _ = pd.factorize(key * len(uniques) + codes)
+    count = int(key.max()) + 1 if key.size else 0
+    first = np.empty(count, dtype=np.intp)
+    rows = np.arange(key.size, dtype=np.intp)
+    first[key[::-1]] = rows[::-1]
+    return first, key.astype(np.intp)
+
+
+def _distinct_layer_times(
+    model: ModelSpec, cluster: Cluster, p: PlanBatch, eff: Efficiency, stack: Stack
+) -> tuple[_LayerTimes, _LayerTimes | None]:
+    """Dense and MoE layer times, computed once per distinct layer configuration (a search
+    batch holds many plans that differ only in pp, dp, ZeRO or the layer split)."""
+    first, inverse = distinct_rows(p, LAYER_FIELDS)
+    sub = p.take(first)
+    dev = Device.of(cluster.accelerator, sub.precision, eff)
+    dense = _layer_times(model, cluster, sub, dev, eff, stack).take(inverse)
+    if not model.is_moe:
+        return dense, None
+    return dense, _layer_times(model, cluster, sub, dev, eff, stack, True).take(inverse)
 
 
 def _ep_exposed(
@@ -675,8 +726,7 @@ def step_model(
     """Evaluate every plan of the batch: step time with its breakdown, FLOP rates, memory."""
     dev = Device.of(cluster.accelerator, p.precision, eff)
     micro_batches = p.global_batch / (p.dp * p.micro_batch)
-    dense_lt = _layer_times(model, cluster, p, dev, eff, stack)
-    moe_lt = _layer_times(model, cluster, p, dev, eff, stack, True) if model.is_moe else None
+    dense_lt, moe_lt = _distinct_layer_times(model, cluster, p, eff, stack)
     sums = _stage_sums(model, p, dense_lt, moe_lt)
     head_f, head_b = _head_times(model, p, dev, eff, stack)
     last_f, last_b = sums["last"]["fwd"] + head_f, sums["last"]["bwd"] + head_b

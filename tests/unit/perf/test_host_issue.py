@@ -95,3 +95,40 @@ def test_unknown_cuda_graph_scope_is_rejected() -> None:
     with pytest.raises(SpecError, match="cuda_graphs"):
         Stack(cuda_graphs="everything")
     assert np.isfinite(EFF.host_op_s)
+
+
+def test_a_batch_gives_each_plan_its_own_result() -> None:
+    """Layer times are computed once per distinct layer configuration and shared: every plan
+    of a mixed batch gets what it gets alone."""
+    from scalewall.perf.step import step_model
+
+    model = catalog.model("mixtral-8x22b")
+    cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=256)
+    plans = [
+        ParallelPlan(
+            tp=tp,
+            pp=pp,
+            dp=256 // (tp * pp),
+            ep=ep,
+            micro_batch=mb,
+            global_batch=512,
+            seq_len=4096,
+            recompute=rc,
+            zero=z,
+        )
+        for tp, pp, ep, mb, rc, z in [
+            (1, 8, 8, 1, "full", 1),
+            (2, 8, 8, 1, "full", 1),
+            (1, 8, 8, 2, "selective", 0),
+            (1, 4, 8, 1, "full", 1),
+            (1, 8, 8, 1, "full", 0),
+            (4, 4, 4, 1, "selective", 1),
+        ]
+    ]
+    batch = PlanBatch.from_plans(model, plans)
+    together = step_model(model, cluster, batch, EFF, Stack())
+    for i, plan in enumerate(plans):
+        alone = step_model(model, cluster, PlanBatch.from_plans(model, [plan]), EFF, Stack())
+        assert together.step_time_s[i] == pytest.approx(alone.step_time_s[0], rel=1e-12)
+        for part, values in together.breakdown_s.items():
+            assert values[i] == pytest.approx(alone.breakdown_s[part][0], rel=1e-12, abs=1e-15)
