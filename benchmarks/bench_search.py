@@ -1,5 +1,6 @@
 """Plan-search speed: step-model evaluations per second on one core, the full Llama-3.1-405B
-search on 16,384 H100 in process, and the whole ``scalewall search`` command.
+search on 16,384 H100 in process, a DeepSeek-V3 (MoE) search on 1,024 H100, and the whole
+``scalewall search`` command.
 
 Run: python benchmarks/bench_search.py [--repeats N]
 Prints the machine, the library versions and the figures; not a test.
@@ -67,6 +68,17 @@ def main() -> None:
         f"{c.pruned_memory:,} pruned (memory), {c.evaluated:,} evaluated; in process "
         f"{warm:.3f} s (median of {args.repeats}; first call {cold:.3f} s) = "
         f"{c.enumerated / warm:,.0f} plans/s enumerated and ranked"
+    )
+
+    moe, moe_gpus = "deepseek-v3", 1024
+    search(moe, gpu=GPU, gpus=moe_gpus, seq_len=4096)
+    moe_s = _median_s(
+        lambda: search(moe, gpu=GPU, gpus=moe_gpus, seq_len=4096), max(args.repeats // 2, 1)
+    )
+    m = search(moe, gpu=GPU, gpus=moe_gpus, seq_len=4096).counts
+    print(
+        f"search {moe} on {moe_gpus} x {GPU} (EP, expert TP, both CP forms): {m.enumerated:,} "
+        f"enumerated, {m.evaluated:,} evaluated; in process {moe_s:.2f} s"
     )
 
     exe = shutil.which("scalewall")
