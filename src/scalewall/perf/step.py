@@ -382,7 +382,15 @@ def _distinct_layer_times(
     model: ModelSpec, cluster: Cluster, p: PlanBatch, eff: Efficiency, stack: Stack
 ) -> tuple[_LayerTimes, _LayerTimes | None]:
     """Dense and MoE layer times, computed once per distinct layer configuration (a search
-    batch holds many plans that differ only in pp, dp, ZeRO or the layer split)."""
+    batch holds many plans that differ only in pp, dp, ZeRO or the layer split). Constants
+    given as arrays (one value per plan, as calibration's interval draws pass them) pair
+    with the rows as they are, so such a batch is evaluated row by row."""
+    per_row = any(np.ndim(getattr(eff, f.name)) > 0 for f in fields(eff))
+    if per_row or np.ndim(cluster.accelerator.training_clock_frac) > 0:
+        dev = Device.of(cluster.accelerator, p.precision, eff)
+        dense_all = _layer_times(model, cluster, p, dev, eff, stack)
+        moe_all = _layer_times(model, cluster, p, dev, eff, stack, True) if model.is_moe else None
+        return dense_all, moe_all
     first, inverse = distinct_rows(p, LAYER_FIELDS)
     sub = p.take(first)
     dev = Device.of(cluster.accelerator, sub.precision, eff)

@@ -132,3 +132,17 @@ def test_a_batch_gives_each_plan_its_own_result() -> None:
         assert together.step_time_s[i] == pytest.approx(alone.step_time_s[0], rel=1e-12)
         for part, values in together.breakdown_s.items():
             assert values[i] == pytest.approx(alone.breakdown_s[part][0], rel=1e-12, abs=1e-15)
+
+
+def test_constants_given_per_row_pair_with_their_rows() -> None:
+    """Calibration's interval passes one value of a constant per row of a batch of the same
+    plan: each row must keep its own value (a faster GEMM ceiling, a shorter step)."""
+    from scalewall.perf.step import step_model
+
+    model = catalog.model("llama3-8b")
+    cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=8)
+    plan = ParallelPlan(tp=1, pp=1, dp=8, micro_batch=1, global_batch=64, seq_len=8192)
+    batch = PlanBatch.from_plans(model, [plan, plan, plan])
+    draws = dataclasses.replace(EFF, gemm_sustained_ratio=np.array([0.8, 0.9, 1.0]))
+    out = step_model(model, cluster, batch, draws, Stack())
+    assert out.step_time_s[0] > out.step_time_s[1] > out.step_time_s[2]
