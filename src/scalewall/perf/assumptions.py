@@ -84,6 +84,15 @@ class Efficiency:
     deviations (Gumbel limit). The ByteDance straggler study (OSDI'25, arXiv 2505.05713) bounds
     it: 10.4% of GPU-hours lost overall, most of it to persistent slow nodes and data skew that
     healthy-rank jitter excludes; 1% gives 3-4% at 1K-16K ranks."""
+    attention_half_tokens: float = 240.0
+    """Key length at which a fused attention kernel runs at half its long-sequence rate: each
+    (sequence, head, query tile) pays a fixed prologue and epilogue amortised over the loop
+    over keys, so the rate scales as L / (L + L_half). FlashAttention-3 forward on H100 with
+    16K tokens per batch and head dim 128 (pytorch/benchmark commit ff65cb6, 2024) reaches
+    430.3, 517.1, 565.5, 590.2, 614.2 and 620.7 TFLOP/s at sequence 512, 1K, 2K, 4K, 8K and
+    16K: L_half = 240 fits all six within 1.5%. The accelerator's and the stack's attention
+    fractions are the long-sequence rates; ring context parallelism runs the kernel on
+    s / cp keys per step, which is where this matters."""
     zero3_gathered_layers: float = 2.0
     """Layers whose full (unsharded) parameters a ZeRO-3 / FSDP rank holds at once: the layer
     it computes and the next one, gathered ahead (FSDP's default backward prefetch; DeepSpeed

@@ -165,7 +165,12 @@ def _attention_times(
         frac = dev.attention_frac
         if stack.attention_kernel_frac > 0:
             frac = stack.attention_kernel_frac * dev.clock_frac
-        forward = flop / (dev.peak_bf16_flop_per_s * frac)
+        # Keys one kernel call loops over: the sequence (or window), or one ring step's chunk.
+        keys = np.where((p.cp > 1) & (p.cp_mode == 0), p.seq_len / p.cp, p.seq_len)
+        if model.sliding_window:
+            keys = np.minimum(keys, float(model.sliding_window))
+        rate = frac * keys / (keys + eff.attention_half_tokens)
+        forward = flop / (dev.peak_bf16_flop_per_s * rate)
         return forward, 2.5 * forward, np.zeros_like(forward)
     # Unfused (Megatron 2021-22): QK^T and AV as batched GEMMs over the full s x s square, then
     # scale-mask-softmax and dropout stream the scores through HBM.
