@@ -61,6 +61,8 @@ FIT_TOL = 1e-8
 """Relative tolerance on the parameters and the cost at which a least-squares solve stops."""
 S2_FLOOR = 1e-12
 """Smallest mean square of the weighted residuals used in the covariance."""
+NONFINITE_LOG_ERROR = 50.0
+"""Log error given to a row whose prediction is not finite (e^50: no fit keeps it)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,7 +158,7 @@ class _Problem:
         """Log errors of every row (a non-finite prediction counts as a huge error)."""
         with np.errstate(divide="ignore", invalid="ignore"):
             out = np.log(self.predict(x)) - self.log_measured
-        result: FloatArray = np.where(np.isfinite(out), out, 50.0)
+        result: FloatArray = np.where(np.isfinite(out), out, NONFINITE_LOG_ERROR)
         return result
 
     def scaled(self, x: FloatArray) -> FloatArray:

@@ -392,11 +392,9 @@ def _distinct_layer_times(
     with the rows as they are, so such a batch is evaluated row by row."""
     per_row = any(np.ndim(getattr(eff, f.name)) > 0 for f in fields(eff))
     if per_row or np.ndim(cluster.accelerator.training_clock_frac) > 0:
-        dev = Device.of(cluster.accelerator, p.precision, eff)
-        dense_all = _layer_times(model, cluster, p, dev, eff, stack)
-        moe_all = _layer_times(model, cluster, p, dev, eff, stack, True) if model.is_moe else None
-        return dense_all, moe_all
-    first, inverse = distinct_rows(p, LAYER_FIELDS)
+        first = inverse = np.arange(p.tp.size, dtype=np.intp)
+    else:
+        first, inverse = distinct_rows(p, LAYER_FIELDS)
     sub = p.take(first)
     dev = Device.of(cluster.accelerator, sub.precision, eff)
     dense = _layer_times(model, cluster, sub, dev, eff, stack).take(inverse)
