@@ -75,7 +75,8 @@ CUDA_GRAPH_PHRASES = {
 def stack_for(text: str, source: str = "") -> Stack:
     """The software-stack preset a case's ``stack`` description names, with the CUDA-graph
     capture its text states; Megatron-Core runs whose source is a Megatron-Bridge performance
-    table get the Megatron-Bridge presets."""
+    table, or whose stack text names a NeMo 2.0 performance recipe (the recipes Megatron-Bridge
+    took over, NeMo containers 25.x), get the Megatron-Bridge presets."""
     stack = _preset_for(text, source)
     for phrase, scope in CUDA_GRAPH_PHRASES.items():
         if phrase in text.lower():
@@ -85,7 +86,8 @@ def stack_for(text: str, source: str = "") -> Stack:
 
 def _preset_for(text: str, source: str) -> Stack:
     lowered = text.lower()
-    if "megatron-bridge" in source.lower() and "megatron-core" in lowered:
+    recipes = "megatron-bridge" in source.lower() or "nemo 2.0 performance recipe" in lowered
+    if recipes and "megatron-core" in lowered:
         if "all-to-all overlap" in lowered and "no expert all-to-all overlap" not in lowered:
             return preset("megatron-bridge-moe")
         return preset("megatron-bridge")
