@@ -212,7 +212,12 @@ class Stack:
     elementwise_bytes_per_ffn: float = 14.0
     """HBM bytes per FFN-hidden element per layer per token (activation function fwd+bwd)."""
     grad_reduce_bytes: float = 4.0
-    """Bytes per gradient element in the data-parallel reduction (fp32 main grads)."""
+    """Bytes per gradient element in the gradient buffer the backward pass accumulates into and
+    the data-parallel reduction sends (Megatron-Core ``grad_reduce_in_fp32``; Megatron-LM forces
+    fp32 accumulation for BF16 training: 4). NVIDIA's performance recipes reduce in BF16: 2
+    (NeMo-Framework-Launcher gpt3/175b_fp8_performance.yaml ``optim.grad_sync_dtype: bf16``;
+    Megatron-Bridge scripts/performance DeepSeek-V3 and Qwen3 configs
+    ``cfg.ddp.grad_reduce_in_fp32 = False``)."""
     param_gather_bytes: float = 2.0
     """Bytes per parameter in the distributed-optimizer all-gather (bf16)."""
     grad_buckets: int = 8
@@ -296,14 +301,17 @@ _MEGATRON_BRIDGE = Stack(
     name="megatron-bridge",
     tp_comm_overlap_frac=0.6,
     attention_kernel_frac=0.60,
+    grad_reduce_bytes=2.0,
     moe_load_imbalance=1.0,
     moe_max_nodes_per_token=4,
 )
 """NVIDIA Megatron-Bridge performance recipes (NeMo containers 25.09-26.02): Megatron-Core with
 cuDNN fused attention (Transformer Engine's default backend on Hopper and Blackwell). Its MoE
 benchmarks force-balance tokens among experts (``moe_router_force_load_balancing``; the
-performance page's footnote): load factor 1.0. The HybridEP/DeepEP dispatcher sends a token
-once per destination node and forwards it over NVLink, and DeepSeek-V3's group-limited router
+performance page's footnote): load factor 1.0. Gradients are kept and reduced in BF16
+(``grad_reduce_in_fp32 = False`` in its performance configs). The HybridEP/DeepEP dispatcher
+sends a token once per destination node and forwards it over NVLink, and DeepSeek-V3's
+group-limited router
 (8 groups, top 4) keeps it to 4 nodes (scripts/performance/configs/deepseek)."""
 
 PRESETS: dict[str, Stack] = {

@@ -38,7 +38,6 @@ FloatArray = NDArray[np.float64]
 
 ACT_BYTES = 2.0  # bf16/fp16 activations
 WEIGHT_BYTES = 2.0  # low-precision weight copy used by the GEMMs
-MAIN_GRAD_BYTES = 4.0  # fp32 main gradients (Megatron accumulates in fp32)
 
 BREAKDOWN_PARTS = (
     "compute",
@@ -639,7 +638,7 @@ def memory_model(
     for parts, stage_acts in stages.values():
         part = {
             "weights": sharded(weight_bytes, 3, parts) + gathered,
-            "gradients": sharded(MAIN_GRAD_BYTES, 2, parts),
+            "gradients": sharded(stack.grad_reduce_bytes, 2, parts),
             "optimizer_state": sharded(stack.optimizer_state_bytes, 1, parts),
             "activations": stage_acts,
             "reserved": np.full_like(tokens, eff.memory_reserved_bytes),

@@ -72,12 +72,19 @@ CUDA_GRAPH_PHRASES = {
 "no CUDA graphs": nothing)."""
 
 
+BF16_GRADIENTS_PHRASE = "bf16 gradient reduction"
+"""Phrase of a case's ``stack`` text stating that gradients were accumulated and reduced in BF16
+(2 bytes) rather than the Megatron default FP32."""
+
+
 def stack_for(text: str, source: str = "") -> Stack:
     """The software-stack preset a case's ``stack`` description names, with the CUDA-graph
     capture its text states; Megatron-Core runs whose source is a Megatron-Bridge performance
     table, or whose stack text names a NeMo 2.0 performance recipe (the recipes Megatron-Bridge
     took over, NeMo containers 25.x), get the Megatron-Bridge presets."""
     stack = _preset_for(text, source)
+    if BF16_GRADIENTS_PHRASE in text.lower():
+        stack = replace(stack, grad_reduce_bytes=2.0)
     for phrase, scope in CUDA_GRAPH_PHRASES.items():
         if phrase in text.lower():
             return replace(stack, cuda_graphs=scope)
