@@ -42,7 +42,7 @@ CudaGraphsOpt = Annotated[
     str | None,
     typer.Option(
         "--cuda-graphs",
-        help="What the stack captures in CUDA graphs: none, attention, layer or full "
+        help="What the stack captures in CUDA graphs: none, router, attention, layer or full "
         "(default: the preset's; removes the host's kernel-issue time from what it captures).",
     ),
 ]

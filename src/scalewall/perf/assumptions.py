@@ -124,6 +124,12 @@ class Efficiency:
     """Operations of one MoE block forward outside the expert GEMMs: router GEMM, top-k and
     score normalisation, load-balancing statistics, token permutation, dispatch and combine
     all-to-all with their bookkeeping, un-permutation and the weighted sum."""
+    host_ops_router_fwd: float = 16.0
+    """The share of ``host_ops_moe_fwd`` spent before the dispatch: the router GEMM, top-k and
+    score normalisation, the load-balancing statistics and the dispatcher's preprocessing
+    (tokens per expert, the permutation map); Megatron-Core captures these in CUDA graphs with
+    ``cuda_graph_scope`` moe_router and moe_preprocess (``Stack.cuda_graphs`` router or
+    attention)."""
     host_ops_per_local_expert_fwd: float = 2.0
     """Operations per local expert of one MoE layer forward: Transformer Engine's grouped linear
     issues one GEMM per expert for each of the two expert projections."""
@@ -179,7 +185,7 @@ class Efficiency:
     to study SM contention."""
 
 
-CUDA_GRAPH_SCOPES = ("none", "attention", "layer", "full")
+CUDA_GRAPH_SCOPES = ("none", "router", "attention", "layer", "full")
 """``Stack.cuda_graphs`` values, from nothing captured to the whole iteration."""
 
 
@@ -263,10 +269,11 @@ class Stack:
     (DeepSeek-V3: 20 of 132 H800 SMs): compute of the overlapped layers runs that much slower."""
     cuda_graphs: str = "none"
     """What the stack captures in CUDA graphs, which removes the host's per-operation issue time
-    from it: ``none``; ``attention`` (attention blocks, the router and token preprocessing:
-    Megatron-Core ``cuda_graph_scope`` attn, moe_router, moe_preprocess; the expert GEMMs and
-    the dispatch stay eager); ``layer`` (whole transformer layers); ``full`` (the whole
-    iteration, ``cuda_graph_impl`` full_iteration)."""
+    from it: ``none``; ``router`` (the MoE router and token preprocessing: Megatron-Core
+    ``cuda_graph_scope`` moe_router, moe_preprocess); ``attention`` (attention blocks as well:
+    attn, moe_router, moe_preprocess; the expert GEMMs and the dispatch stay eager in both);
+    ``layer`` (whole transformer layers); ``full`` (the whole iteration, ``cuda_graph_impl``
+    full_iteration)."""
     dualpipe: bool = False
     """DeepSeek-V3's bidirectional DualPipe schedule: bubble (pp/2 - 1) (F&B + B - 3W) instead
     of 1F1B's (pp - 1)(F + B) (report Table 2), so about (pp/2 - 1)/(pp - 1) of it; two

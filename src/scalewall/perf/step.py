@@ -329,8 +329,8 @@ def _host_issue_s(
     """Host time to issue one layer's forward operations outside the stack's CUDA graphs.
 
     The host runs ahead of the GPU, so only the excess of this over the layer's GPU time is
-    lost. Attention blocks (and with ``attention`` capture the router) are replayed from a
-    graph under ``attention``; ``layer`` and ``full`` capture everything."""
+    lost. ``router`` replays an MoE layer's router and dispatch preprocessing from a graph,
+    ``attention`` the attention block as well; ``layer`` and ``full`` capture everything."""
     one = np.ones_like(p.tp)
     if stack.cuda_graphs in ("layer", "full"):
         return 0.0 * one
@@ -341,6 +341,8 @@ def _host_issue_s(
         ffn = eff.host_ops_moe_fwd + eff.host_ops_per_local_expert_fwd * (
             model.routed_experts / p.ep
         )
+        if stack.cuda_graphs in ("router", "attention"):
+            ffn = ffn - eff.host_ops_router_fwd
         if model.shared_experts:
             ffn = ffn + eff.host_ops_mlp_fwd
     else:

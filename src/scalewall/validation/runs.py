@@ -67,6 +67,7 @@ CUDA_GRAPH_PHRASES = {
     "full-iteration cuda graphs": "full",
     "cuda graphs of whole layers": "layer",
     "cuda graphs of attention and router": "attention",
+    "cuda graphs of the router": "router",
 }
 """Phrases of a case's ``stack`` text naming what the run captured in CUDA graphs (absent or
 "no CUDA graphs": nothing)."""
