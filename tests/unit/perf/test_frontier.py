@@ -10,11 +10,12 @@ from scalewall.api import estimate
 from scalewall.cluster import resolve_cluster
 from scalewall.errors import SpecError
 from scalewall.perf import moe
-from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.perf.assumptions import Efficiency, Stack, preset
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.collectives import expert_alltoall_time_s
 from scalewall.perf.compute import Device, linear_time_s
 from scalewall.plan.plan import PRECISIONS, ParallelPlan, validate
+from scalewall.validation.runs import stack_for
 
 EFF = Efficiency()
 
@@ -126,6 +127,24 @@ def test_fp8_vs_bf16_step_time_and_memory() -> None:
     assert fp8.memory["weights"] / bf16.memory["weights"] == pytest.approx(2.0, rel=1e-12)
     assert fp8.memory["activations"] < bf16.memory["activations"]
     assert 1.0 / 2.0 < fp8.step_time_s / bf16.step_time_s < 0.9
+
+
+def test_gradient_buffer_bytes_follow_the_reduction_dtype() -> None:
+    """Llama 3 70B, tp 8 pp 4: Megatron's FP32 gradient buffer holds 4 bytes per parameter, a
+    BF16 one (NVIDIA's performance recipes: ``grad_reduce_in_fp32 = False``) 2: half the
+    gradient memory, the weights and optimizer state unchanged; the stack text of a validation
+    case says so with "BF16 gradient reduction"."""
+    cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=256)
+    plan = ParallelPlan(tp=8, pp=4, dp=8, micro_batch=1, global_batch=64, seq_len=8192)
+    fp32 = estimate("llama3-70b", cluster, plan, stack=Stack(grad_reduce_bytes=4.0))
+    bf16 = estimate("llama3-70b", cluster, plan, stack=Stack(grad_reduce_bytes=2.0))
+    assert bf16.memory["gradients"] / fp32.memory["gradients"] == pytest.approx(0.5, rel=1e-12)
+    assert bf16.memory["weights"] == fp32.memory["weights"]
+    assert bf16.memory["optimizer_state"] == fp32.memory["optimizer_state"]
+    assert stack_for("Megatron-Core, no CUDA graphs").grad_reduce_bytes == 4.0
+    text = "Megatron-Core, BF16 gradient reduction, no CUDA graphs"
+    assert stack_for(text).grad_reduce_bytes == 2.0
+    assert preset("megatron-bridge").grad_reduce_bytes == 2.0
 
 
 def test_ring_vs_all_to_all_context_parallelism() -> None:
