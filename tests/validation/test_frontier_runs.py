@@ -9,8 +9,12 @@ The file holds NVIDIA's Megatron-Bridge performance-summary rows (NeMo container
 26.02: DeepSeek-V3, Qwen3-30B-A3B and Qwen3-235B-A22B on DGX-GB300/GB200/B200/H100, dense Llama 3
 in FP8 on the same systems), NeMo 24.07's H100 FP8 table, NeMo's long-sequence tables (Llama 2 7B
 on H100 and Llama 3 8B on B200 up to 1M tokens with context parallelism) next to the DeepSeek-V3
-report and the Megatron-Core MoE report. Over the 57 cases the 10% bound does not hold yet (see
-the xfail reason); a guard holds the present figure so that a change which makes it worse fails.
+report and the Megatron-Core MoE report. MAPE over the 57 cases is 9.9%: the bound holds with
+little room. The largest misses, all kept in the file: Qwen3-30B-A3B on 16 H100 (25.11, PP2 VP24)
++98% (the 26.02 row of the same model and layout with one sequence per micro-batch runs as fast
+per GPU and is predicted +9%); Qwen3-30B-A3B on 8 GB300 (26.02) +26%; Qwen3-235B-A22B on 256
+B200 (26.02) -25%, on 256 GB200 (26.02) +22%, on 256 H100 +14% and +17%; Llama 2 7B on H100 at
+256K-1M tokens (NeMo 24.03) -15% to -17%; DeepSeek-V3 on 256 B200 (25.11) +16%.
 """
 
 from __future__ import annotations
@@ -46,31 +50,10 @@ def report() -> ValidationReport:
     return result
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "measured MAPE 10.5% over the 57 frontier cases (8.9% without the worst): Qwen3-30B-A3B "
-        "on 16 H100 (25.11, PP2 VP24) over-predicted +98% (the 26.02 row with one sequence per "
-        "micro-batch runs as fast per GPU and is predicted +9%), Qwen3 rows 17.5% overall "
-        "(Qwen3-235B on B200 -13% and -25%, on H100 +14% and +17%), DeepSeek-V3 on GB200/GB300 "
-        "+13% to +20%, Llama 2 7B on H100 at 64K-1M tokens (NeMo 24.03) -13% to -17%"
-    ),
-)
 def test_frontier_mape_within_10_percent(report: ValidationReport) -> None:
     errors = [abs(c.error_frac) for c in report.comparisons]
-    assert len(errors) >= 2
-    assert float(np.mean(errors)) <= 0.10
-
-
-MAPE_GUARD = 0.11
-"""The present frontier MAPE (10.5%) with a little room: not the issue's bound, a regression
-guard."""
-
-
-def test_frontier_mape_does_not_regress(report: ValidationReport) -> None:
-    errors = [abs(c.error_frac) for c in report.comparisons]
     assert len(errors) >= 57
-    assert float(np.mean(errors)) <= MAPE_GUARD
+    assert float(np.mean(errors)) <= 0.10
 
 
 def test_deepseek_v3_tokens_per_gpu_within_15_percent(report: ValidationReport) -> None:

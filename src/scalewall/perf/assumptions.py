@@ -248,6 +248,12 @@ class Stack:
     """0: dropless. Otherwise each expert's buffer holds capacity_factor x the mean tokens:
     overflow is dropped and buffers are padded (GShard / Switch style), so every expert
     computes exactly capacity_factor x the mean and the imbalance factor no longer applies."""
+    moe_graph_capacity_factor: float = 0.0
+    """Capacity, over the mean, that each expert-parallel rank's expert buffers are padded to
+    when the whole iteration is replayed from CUDA graphs (``cuda_graphs`` full): dropless
+    routing has data-dependent shapes a graph cannot hold, so the expert GEMMs run over the
+    padded buffers (the padded rows show in the ``moe_imbalance`` part; the all-to-all still
+    carries the routed tokens only). 0: no padding."""
     moe_max_nodes_per_token: int = 0
     """Node-limited routing: a token is sent to experts on at most this many scale-up domains
     and crosses the network once per domain, forwarded inside it over the scale-up fabric
@@ -310,13 +316,18 @@ _MEGATRON_BRIDGE = Stack(
     attention_kernel_frac=0.60,
     grad_reduce_bytes=2.0,
     moe_load_imbalance=1.0,
+    moe_graph_capacity_factor=1.5,
     moe_max_nodes_per_token=4,
 )
 """NVIDIA Megatron-Bridge performance recipes (NeMo containers 25.09-26.02): Megatron-Core with
 cuDNN fused attention (Transformer Engine's default backend on Hopper and Blackwell). Its MoE
 benchmarks force-balance tokens among experts (``moe_router_force_load_balancing``; the
 performance page's footnote): load factor 1.0. Gradients are kept and reduced in BF16
-(``grad_reduce_in_fp32 = False`` in its performance configs). The HybridEP/DeepEP dispatcher
+(``grad_reduce_in_fp32 = False`` in its performance configs). Under full-iteration CUDA
+graphs its MoE recipes pad each rank's expert buffers to 1.5x the mean
+(``set_full_iter_cg_configs``: ``moe_pad_experts_for_cuda_graph_inference``,
+``moe_expert_rank_capacity_factor = 1.5``, paged stashing for the memory). The HybridEP/DeepEP
+dispatcher
 sends a token once per destination node and forwards it over NVLink, and DeepSeek-V3's
 group-limited router
 (8 groups, top 4) keeps it to 4 nodes (scripts/performance/configs/deepseek)."""

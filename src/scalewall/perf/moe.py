@@ -38,6 +38,16 @@ def load_factor(stack: Stack) -> float:
     return stack.moe_load_imbalance
 
 
+def compute_load_factor(stack: Stack) -> float:
+    """Rows the busiest rank's expert GEMMs run over, per mean token copy: the load factor, or
+    the padded capacity when the whole iteration is replayed from CUDA graphs
+    (``Stack.moe_graph_capacity_factor``)."""
+    load = load_factor(stack)
+    if stack.cuda_graphs == "full" and stack.moe_graph_capacity_factor > 0:
+        return max(load, stack.moe_graph_capacity_factor)
+    return load
+
+
 def swiglu_factor(model: ModelSpec) -> float:
     """Width of the FFN up projection over the FFN width (gate and up for SwiGLU)."""
     return 2.0 if model.activation == "swiglu" else 1.0
@@ -120,7 +130,7 @@ def routed_expert_times(
         f2, b2 = grouped_linear_time_s(rows, hidden * np.ones_like(rows), width, local, dev, eff)
         return f1 + f2, b1 + b2
 
-    fwd, bwd = experts(mean * load)
+    fwd, bwd = experts(mean * compute_load_factor(stack))
     fwd_mean, bwd_mean = experts(mean)
     copies = mean * local * load
     elementwise = copies * (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -127,6 +129,38 @@ def test_fp8_vs_bf16_step_time_and_memory() -> None:
     assert fp8.memory["weights"] / bf16.memory["weights"] == pytest.approx(2.0, rel=1e-12)
     assert fp8.memory["activations"] < bf16.memory["activations"]
     assert 1.0 / 2.0 < fp8.step_time_s / bf16.step_time_s < 0.9
+
+
+def test_full_iteration_graphs_pad_the_expert_buffers() -> None:
+    """DeepSeek-V3, EP 64 on GB200 with forced balance (load 1.0): under full-iteration CUDA
+    graphs Megatron-Bridge pads each rank's expert buffers to 1.5x the mean, so the routed
+    expert GEMMs take 1.5x as long (large GEMMs: within the tile rounding) while the
+    all-to-all is unchanged; capturing only attention and router leaves them at the mean."""
+    model = catalog.model("deepseek-v3")
+    plan = ParallelPlan(
+        tp=1,
+        pp=4,
+        dp=64,
+        ep=64,
+        global_batch=4096,
+        seq_len=4096,
+        first_stage_layers=15,
+        last_stage_layers=14,
+    )
+    batch = PlanBatch.from_plans(model, [plan])
+    codes = np.array([PRECISIONS.index("mxfp8")], dtype=np.float64)
+    dev = Device.of(catalog.accelerator("gb200"), codes, EFF)
+    tokens = _one(4096.0)
+    bridge = preset("megatron-bridge")
+    full = dataclasses.replace(bridge, cuda_graphs="full")
+    partial = dataclasses.replace(bridge, cuda_graphs="attention")
+    padded = moe.routed_expert_times(model, batch, dev, EFF, full, tokens)
+    eager = moe.routed_expert_times(model, batch, dev, EFF, partial, tokens)
+    ratio = float((padded.fwd + padded.bwd)[0] / (eager.fwd + eager.bwd)[0])
+    assert ratio == pytest.approx(1.5, rel=0.05)
+    assert float(eager.imbalance[0]) == 0.0
+    assert float(padded.imbalance[0]) > 0.0
+    assert moe.load_factor(full) == moe.load_factor(partial) == 1.0
 
 
 def test_gradient_buffer_bytes_follow_the_reduction_dtype() -> None:
