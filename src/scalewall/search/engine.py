@@ -49,7 +49,7 @@ PART_LABELS = {
     "tp_comm": "exposed TP communication",
     "cp_comm": "exposed CP communication",
     "ep_comm": "exposed expert all-to-all",
-    "moe_imbalance": "expert load imbalance",
+    "moe_imbalance": "expert load imbalance or padding",
     "host_overhead": "host-bound kernel issue",
     "pp_comm": "exposed pipeline sends",
     "pipeline_bubble": "pipeline bubble",
@@ -190,7 +190,8 @@ def _why(part: str, plan: ParallelPlan) -> str:
         "tp_comm": f"TP={plan.tp} collectives on the critical path of every layer",
         "cp_comm": f"CP={plan.cp} {plan.cp_mode} exchange not hidden behind attention",
         "ep_comm": f"EP={plan.ep} token dispatch and combine not hidden behind compute",
-        "moe_imbalance": "the busiest expert rank sets the pace of the expert GEMMs",
+        "moe_imbalance": "the busiest expert rank (or the padded expert buffers) sets the pace of "
+        "the expert GEMMs",
         "host_overhead": "the CPU issues kernels slower than the GPU runs them "
         "(small per-GPU work, many local experts; CUDA graphs remove it)",
         "pp_comm": f"activations sent between {plan.pp} stages for {m} micro-batches",
