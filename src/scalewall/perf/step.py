@@ -373,6 +373,9 @@ def distinct_rows(
 ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """The first row of each distinct combination of the ``names`` columns, and for every row
     the index of its combination among those (hash-based factorisation, linear in rows)."""
+    if p.tp.size <= 1:
+        # One plan (a single estimate): nothing to share, and no factorisation to pay for.
+        return np.arange(p.tp.size, dtype=np.intp), np.zeros(p.tp.size, dtype=np.intp)
     key = np.zeros(p.tp.shape, dtype=np.int64)
     for name in names:
         codes, uniques = pd.factorize(getattr(p, name))
@@ -391,11 +394,19 @@ def _distinct_layer_times(
     batch holds many plans that differ only in pp, dp, ZeRO or the layer split). Constants
     given as arrays (one value per plan, as calibration's interval draws pass them) pair
     with the rows as they are, so such a batch is evaluated row by row."""
-    per_row = any(np.ndim(getattr(eff, f.name)) > 0 for f in fields(eff))
+    per_row = any(
+        not isinstance(v, int | float | str | bool) and np.ndim(v) > 0 for v in vars(eff).values()
+    )
     if per_row or np.ndim(cluster.accelerator.training_clock_frac) > 0:
         first = inverse = np.arange(p.tp.size, dtype=np.intp)
     else:
         first, inverse = distinct_rows(p, LAYER_FIELDS)
+    if first.size == p.tp.size and np.array_equal(first, inverse):
+        # Every row distinct (or a single plan): the layer times are the rows' own.
+        dev = Device.of(cluster.accelerator, p.precision, eff)
+        dense = _layer_times(model, cluster, p, dev, eff, stack)
+        moe_times = _layer_times(model, cluster, p, dev, eff, stack, True) if model.is_moe else None
+        return dense, moe_times
     sub = p.take(first)
     dev = Device.of(cluster.accelerator, sub.precision, eff)
     dense = _layer_times(model, cluster, sub, dev, eff, stack).take(inverse)
