@@ -327,10 +327,9 @@ performance page's footnote): load factor 1.0. Gradients are kept and reduced in
 graphs its MoE recipes pad each rank's expert buffers to 1.5x the mean
 (``set_full_iter_cg_configs``: ``moe_pad_experts_for_cuda_graph_inference``,
 ``moe_expert_rank_capacity_factor = 1.5``, paged stashing for the memory). The HybridEP/DeepEP
-dispatcher
-sends a token once per destination node and forwards it over NVLink, and DeepSeek-V3's
-group-limited router
-(8 groups, top 4) keeps it to 4 nodes (scripts/performance/configs/deepseek)."""
+dispatcher sends a token once per destination node and forwards it over NVLink, and
+DeepSeek-V3's group-limited router (8 groups, top 4) keeps it to 4 nodes
+(scripts/performance/configs/deepseek)."""
 
 PRESETS: dict[str, Stack] = {
     "megatron-core": Stack(tp_comm_overlap_frac=0.6),

@@ -75,7 +75,8 @@ CUDA_GRAPH_PHRASES = {
 
 BF16_GRADIENTS_PHRASE = "bf16 gradient reduction"
 """Phrase of a case's ``stack`` text stating that gradients were accumulated and reduced in BF16
-(2 bytes) rather than the Megatron default FP32."""
+rather than the Megatron default FP32."""
+BF16_GRADIENT_BYTES = 2.0
 
 
 def stack_for(text: str, source: str = "") -> Stack:
@@ -85,7 +86,7 @@ def stack_for(text: str, source: str = "") -> Stack:
     took over, NeMo containers 25.x), get the Megatron-Bridge presets."""
     stack = _preset_for(text, source)
     if BF16_GRADIENTS_PHRASE in text.lower():
-        stack = replace(stack, grad_reduce_bytes=2.0)
+        stack = replace(stack, grad_reduce_bytes=BF16_GRADIENT_BYTES)
     for phrase, scope in CUDA_GRAPH_PHRASES.items():
         if phrase in text.lower():
             return replace(stack, cuda_graphs=scope)
