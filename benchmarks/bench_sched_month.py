@@ -1,6 +1,6 @@
 """Time a synthetic month: N jobs (default 1,000,000, Seren-like) on a 100,000-GPU cluster.
 
-    python benchmarks/bench_sched_month.py [num_jobs]
+python benchmarks/bench_sched_month.py [num_jobs]
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ def main() -> None:
     result = sched.simulate(cluster, frame, queue="fifo", placement="bestfit", seed=0)
     took, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     # CPU seconds are the one-core figure; wall seconds grow when other work shares the core.
-    print(f"{num_jobs} jobs, {cluster.total_gpus} GPUs, fifo+bestfit: {took:.1f} s wall, "
-          f"{cpu:.1f} s CPU (finished {result.summary['finished']})")
+    print(
+        f"{num_jobs} jobs, {cluster.total_gpus} GPUs, fifo+bestfit: {took:.1f} s wall, "
+        f"{cpu:.1f} s CPU (finished {result.summary['finished']})"
+    )
     machine = platform.processor() or platform.machine()
     print(f"machine: {machine}, python {platform.python_version()}, numpy {np.__version__}")
 

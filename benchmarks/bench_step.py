@@ -31,10 +31,23 @@ def main() -> None:
     model = catalog.model("llama3-70b")
     cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=1024)
     plans = [
-        ParallelPlan(tp=tp, pp=pp, dp=1024 // (tp * pp), vpp=vpp, micro_batch=mb,
-                     global_batch=1024, seq_len=8192, recompute=rc, zero=z)
-        for tp in (2, 4, 8) for pp in (1, 2, 4, 8) for vpp in (1, 2) for mb in (1, 2)
-        for rc in ("none", "selective", "full") for z in (0, 1, 3)
+        ParallelPlan(
+            tp=tp,
+            pp=pp,
+            dp=1024 // (tp * pp),
+            vpp=vpp,
+            micro_batch=mb,
+            global_batch=1024,
+            seq_len=8192,
+            recompute=rc,
+            zero=z,
+        )
+        for tp in (2, 4, 8)
+        for pp in (1, 2, 4, 8)
+        for vpp in (1, 2)
+        for mb in (1, 2)
+        for rc in ("none", "selective", "full")
+        for z in (0, 1, 3)
         if not (vpp > 1 and pp == 1)
     ]
     base = PlanBatch.from_plans(model, plans)
@@ -55,8 +68,10 @@ def main() -> None:
 
     print(f"machine: {platform.machine()} {platform.processor() or ''} cores={os.cpu_count()}")
     print(f"python {platform.python_version()} numpy {np.__version__} scipy {scipy.__version__}")
-    print(f"batch of {BATCH} plans: {batch_s:.3f} s = {BATCH / batch_s:,.0f} estimates/s "
-          f"(target >= 100,000)")
+    print(
+        f"batch of {BATCH} plans: {batch_s:.3f} s = {BATCH / batch_s:,.0f} estimates/s "
+        f"(target >= 100,000)"
+    )
     print(f"one estimate (scalewall.api.estimate): {single_ms:.3f} ms (target <= 1 ms)")
 
 

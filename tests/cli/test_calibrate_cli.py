@@ -12,8 +12,9 @@ DATA = Path(__file__).parents[1] / "data" / "probe"
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     code = "from scalewall.cli.app import main; main()"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False
+    )
 
 
 def test_calibrate_nccl_log_writes_profile_used_by_estimate(tmp_path: Path) -> None:
@@ -22,9 +23,24 @@ def test_calibrate_nccl_log_writes_profile_used_by_estimate(tmp_path: Path) -> N
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["fitted"] and out.exists()
-    est = cli("estimate", "--model", "llama3-8b", "--gpu", "h100-sxm-80gb", "--gpus", "64",
-              "--tp", "2", "--pp", "1", "--global-batch", "256", "--calibration", str(out),
-              "--json")
+    est = cli(
+        "estimate",
+        "--model",
+        "llama3-8b",
+        "--gpu",
+        "h100-sxm-80gb",
+        "--gpus",
+        "64",
+        "--tp",
+        "2",
+        "--pp",
+        "1",
+        "--global-batch",
+        "256",
+        "--calibration",
+        str(out),
+        "--json",
+    )
     assert est.returncode == 0, est.stderr
     got = json.loads(est.stdout)
     low, high = got["step_time_interval_s"]

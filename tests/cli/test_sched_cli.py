@@ -12,8 +12,9 @@ from scalewall.sched.traces.openb import openb_path
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     code = "from scalewall.cli.app import main; main()"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False
+    )
 
 
 def _bad_trace(tmp_path: Path) -> Path:
@@ -34,9 +35,23 @@ def test_bad_row_is_one_line_exit_2(tmp_path: Path) -> None:
 
 def test_skip_bad_rows_replays_the_rest(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = run_cli("simulate", "--trace", str(_bad_trace(tmp_path)), "--skip-bad-rows",
-                     "--json", "--out", str(out), "--out-format", "csv", "--queue", "drf",
-                     "--placement", "fgd", "--plot", str(tmp_path / "p.html"))
+    result = run_cli(
+        "simulate",
+        "--trace",
+        str(_bad_trace(tmp_path)),
+        "--skip-bad-rows",
+        "--json",
+        "--out",
+        str(out),
+        "--out-format",
+        "csv",
+        "--queue",
+        "drf",
+        "--placement",
+        "fgd",
+        "--plot",
+        str(tmp_path / "p.html"),
+    )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["bad_rows_skipped"] == 1 and summary["finished"] == 38
@@ -45,8 +60,18 @@ def test_skip_bad_rows_replays_the_rest(tmp_path: Path) -> None:
 
 
 def test_fgd_json_prints_allocation_per_step() -> None:
-    result = run_cli("fgd", "--seeds", "1", "--policies", "bestfit,random", "--max-demand", "0.2",
-                     "--at", "0.2", "--json")
+    result = run_cli(
+        "fgd",
+        "--seeds",
+        "1",
+        "--policies",
+        "bestfit,random",
+        "--max-demand",
+        "0.2",
+        "--at",
+        "0.2",
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     steps = data["allocation"]["default"]["bestfit"]
@@ -59,8 +84,16 @@ def test_unknown_policy_is_exit_2() -> None:
 
 
 def test_simulate_on_a_catalog_cluster() -> None:
-    result = run_cli("simulate", "--cluster", "gb200-nvl72-576", "--trace",
-                     "synthetic:Kalos:200:1", "--placement", "topology", "--json")
+    result = run_cli(
+        "simulate",
+        "--cluster",
+        "gb200-nvl72-576",
+        "--trace",
+        "synthetic:Kalos:200:1",
+        "--placement",
+        "topology",
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["cluster"]["gpus"] == 576 and summary["cluster"]["models"] == {"gb200": 576}
@@ -68,25 +101,51 @@ def test_simulate_on_a_catalog_cluster() -> None:
 
 
 def test_trace_failures_need_a_trace_that_has_them() -> None:
-    result = run_cli("simulate", "--trace", "synthetic:Seren:50:1", "--nodes", "8",
-                     "--trace-failures")
+    result = run_cli(
+        "simulate", "--trace", "synthetic:Seren:50:1", "--nodes", "8", "--trace-failures"
+    )
     assert result.returncode == 2 and "records no node failures" in result.stderr
 
 
 def test_philly_replay_with_its_failures_and_the_step_model(tmp_path: Path) -> None:
-    attempt = {"start_time": "2017-10-03 10:00:00", "end_time": "2017-10-03 12:00:00",
-               "detail": [{"ip": "m1", "gpus": [f"gpu{i}" for i in range(8)]},
-                          {"ip": "m2", "gpus": [f"gpu{i}" for i in range(8)]}]}
+    attempt = {
+        "start_time": "2017-10-03 10:00:00",
+        "end_time": "2017-10-03 12:00:00",
+        "detail": [
+            {"ip": "m1", "gpus": [f"gpu{i}" for i in range(8)]},
+            {"ip": "m2", "gpus": [f"gpu{i}" for i in range(8)]},
+        ],
+    }
     retry = {**attempt, "start_time": "2017-10-03 12:10:00", "end_time": "2017-10-03 14:00:00"}
-    jobs = [{"status": "Pass", "vc": "vc1", "jobid": "application_1", "user": "x",
-             "submitted_time": "2017-10-03 10:00:00", "attempts": [attempt, retry]}]
+    jobs = [
+        {
+            "status": "Pass",
+            "vc": "vc1",
+            "jobid": "application_1",
+            "user": "x",
+            "submitted_time": "2017-10-03 10:00:00",
+            "attempts": [attempt, retry],
+        }
+    ]
     log = tmp_path / "cluster_job_log"
     log.write_text(json.dumps(jobs))
     machines = tmp_path / "cluster_machine_list"
-    machines.write_text("machineId,number of GPUs,single GPU mem\n"
-                        + "".join(f"m{i},8,24GB\n" for i in range(1, 5)))
-    result = run_cli("simulate", "--trace", str(log), "--format", "philly", "--cluster",
-                     str(machines), "--trace-failures", "--step-model", "llama3-8b", "--json")
+    machines.write_text(
+        "machineId,number of GPUs,single GPU mem\n" + "".join(f"m{i},8,24GB\n" for i in range(1, 5))
+    )
+    result = run_cli(
+        "simulate",
+        "--trace",
+        str(log),
+        "--format",
+        "philly",
+        "--cluster",
+        str(machines),
+        "--trace-failures",
+        "--step-model",
+        "llama3-8b",
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["node_failures"] == 1 and summary["finished"] == 1

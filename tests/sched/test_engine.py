@@ -19,31 +19,52 @@ from scalewall.sched.policies import placement_names, queue_names
 
 
 def _frame(rows: list[tuple[float, float, int, int, str, int]]) -> pd.DataFrame:
-    return pd.DataFrame({
-        "job_id": [f"j{i}" for i in range(len(rows))],
-        "submit_s": [r[0] for r in rows], "run_s": [r[1] for r in rows],
-        "num_gpu": [r[2] for r in rows], "gpu_milli": [r[3] for r in rows],
-        "cpu_milli": [1000 * max(r[2], 1) for r in rows], "memory_bytes": 0, "gpu_models": "",
-        "priority": [r[5] for r in rows], "tenant": [r[4] for r in rows],
-        "est_run_s": [r[1] for r in rows],
-    })
+    return pd.DataFrame(
+        {
+            "job_id": [f"j{i}" for i in range(len(rows))],
+            "submit_s": [r[0] for r in rows],
+            "run_s": [r[1] for r in rows],
+            "num_gpu": [r[2] for r in rows],
+            "gpu_milli": [r[3] for r in rows],
+            "cpu_milli": [1000 * max(r[2], 1) for r in rows],
+            "memory_bytes": 0,
+            "gpu_models": "",
+            "priority": [r[5] for r in rows],
+            "tenant": [r[4] for r in rows],
+            "est_run_s": [r[1] for r in rows],
+        }
+    )
 
 
 def _cluster(nodes: int = 4) -> api.Cluster:
-    return make_cluster(SyntheticClusterSpec(num_nodes=nodes, gpus_per_node=8,
-                                                  nodes_per_rack=2, racks_per_pod=8))
+    return make_cluster(
+        SyntheticClusterSpec(num_nodes=nodes, gpus_per_node=8, nodes_per_rack=2, racks_per_pod=8)
+    )
 
 
 def test_fifo_event_log() -> None:
-    jobs = job_table(_frame([(0, 100, 16, 1000, "a", 0), (10, 50, 24, 1000, "b", 0),
-                             (20, 10, 1, 500, "a", 0)]))
-    sim = Simulation(_cluster(), jobs, SimConfig(queue="fifo", placement="topology"),
-                     duration=api.TierSlowdownModel(slowdown_per_tier_frac=0.0))
+    jobs = job_table(
+        _frame([(0, 100, 16, 1000, "a", 0), (10, 50, 24, 1000, "b", 0), (20, 10, 1, 500, "a", 0)])
+    )
+    sim = Simulation(
+        _cluster(),
+        jobs,
+        SimConfig(queue="fifo", placement="topology"),
+        duration=api.TierSlowdownModel(slowdown_per_tier_frac=0.0),
+    )
     sim.run()
     log = [(t, e, j) for t, e, j in sim.events]
-    assert log == [(0, "arrive", 0), (0, "start", 0), (10, "arrive", 1), (20, "arrive", 2),
-                   (100, "finish", 0), (100, "start", 1), (100, "start", 2), (110, "finish", 2),
-                   (150, "finish", 1)]
+    assert log == [
+        (0, "arrive", 0),
+        (0, "start", 0),
+        (10, "arrive", 1),
+        (20, "arrive", 2),
+        (100, "finish", 0),
+        (100, "start", 1),
+        (100, "start", 2),
+        (110, "finish", 2),
+        (150, "finish", 1),
+    ]
 
 
 def test_gang_across_racks_runs_slower() -> None:
@@ -55,15 +76,20 @@ def test_gang_across_racks_runs_slower() -> None:
 
 
 def _digest(result: api.SimResult) -> str:
-    return hashlib.sha256(result.jobs.to_csv().encode() + result.timeseries.to_csv().encode()
-                          ).hexdigest()
+    return hashlib.sha256(
+        result.jobs.to_csv().encode() + result.timeseries.to_csv().encode()
+    ).hexdigest()
 
 
 def test_same_seed_byte_identical_with_failures() -> None:
     frame = api.load_trace("synthetic:Seren:300:2", seed=4).frame
     failures = FailureModel(failures_per_1000_node_days=500.0, spare_nodes=2)
-    run = lambda seed: api.simulate(_cluster(16), frame, queue="backfill",  # noqa: E731
-                                    placement="random", seed=seed, failures=failures)
+
+    def run(seed: int) -> api.SimResult:
+        return api.simulate(
+            _cluster(16), frame, queue="backfill", placement="random", seed=seed, failures=failures
+        )
+
     a, b, c = run(1), run(1), run(2)
     assert _digest(a) == _digest(b)
     assert _digest(a) != _digest(c)
@@ -71,25 +97,52 @@ def test_same_seed_byte_identical_with_failures() -> None:
 
 
 job_rows = st.lists(
-    st.tuples(st.integers(0, 500).map(float), st.integers(1, 300).map(float),
-              st.sampled_from([0, 1, 1, 2, 4, 8, 16]), st.sampled_from([250, 500, 1000]),
-              st.sampled_from(["a", "b", "c"]), st.integers(0, 2)),
-    min_size=1, max_size=40)
+    st.tuples(
+        st.integers(0, 500).map(float),
+        st.integers(1, 300).map(float),
+        st.sampled_from([0, 1, 1, 2, 4, 8, 16]),
+        st.sampled_from([250, 500, 1000]),
+        st.sampled_from(["a", "b", "c"]),
+        st.integers(0, 2),
+    ),
+    min_size=1,
+    max_size=40,
+)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rows=job_rows, queue=st.sampled_from(queue_names()),
-       placement=st.sampled_from(placement_names()), seed=st.integers(0, 3),
-       fail=st.booleans())
-def test_invariants(rows: list[tuple[float, float, int, int, str, int]], queue: str,
-                    placement: str, seed: int, fail: bool) -> None:
+@given(
+    rows=job_rows,
+    queue=st.sampled_from(queue_names()),
+    placement=st.sampled_from(placement_names()),
+    seed=st.integers(0, 3),
+    fail=st.booleans(),
+)
+def test_invariants(
+    rows: list[tuple[float, float, int, int, str, int]],
+    queue: str,
+    placement: str,
+    seed: int,
+    fail: bool,
+) -> None:
     rows = [(s, r, n, m if n == 1 else (1000 if n else 0), t, p) for s, r, n, m, t, p in rows]
     jobs = job_table(_frame(rows))
-    failures = FailureModel(failures_per_1000_node_days=2000.0, repair_time_s=50.0,
-                            isolate_after_faults=1000) if fail else None
-    config = SimConfig(queue=queue, placement=placement, seed=seed, failures=failures,
-                       check_invariants=True, checkpoint_interval_s=30.0,
-                       quota_gpus={"a": 16, "b": 8, "c": 8})
+    failures = (
+        FailureModel(
+            failures_per_1000_node_days=2000.0, repair_time_s=50.0, isolate_after_faults=1000
+        )
+        if fail
+        else None
+    )
+    config = SimConfig(
+        queue=queue,
+        placement=placement,
+        seed=seed,
+        failures=failures,
+        check_invariants=True,
+        checkpoint_interval_s=30.0,
+        quota_gpus={"a": 16, "b": 8, "c": 8},
+    )
     sim = Simulation(_cluster(), jobs, config)
     quota_ok: list[bool] = []
     if queue == "quota":

@@ -18,9 +18,15 @@ from scalewall.sched.policies.fgd import (
 
 def _target(cpu: list[int], num: list[int], milli: list[int], w: list[float]) -> TargetWorkload:
     levels, level_of = np.unique(np.array(milli), return_inverse=True)
-    return TargetWorkload(cpu_milli=np.array(cpu), num_gpu=np.array(num), gpu_milli=np.array(milli),
-                          model_mask=np.array([1] * len(cpu)), weight=np.array(w),
-                          levels=levels, level_of=level_of)
+    return TargetWorkload(
+        cpu_milli=np.array(cpu),
+        num_gpu=np.array(num),
+        gpu_milli=np.array(milli),
+        model_mask=np.array([1] * len(cpu)),
+        weight=np.array(w),
+        levels=levels,
+        level_of=level_of,
+    )
 
 
 def test_fragmentation_hand_example() -> None:
@@ -52,8 +58,9 @@ def test_allocation_never_exceeds_demand() -> None:
     cluster = api.load_cluster("openb")
     jobs = job_table(api.load_trace("openb:gpushare100").frame)
     config = FgdExperimentConfig(max_demand_frac=0.3, seeds=(1,))
-    runs = fgd_experiment(cluster, jobs, policies=("random", "clustering", "packing", "bestfit"),
-                          config=config)
+    runs = fgd_experiment(
+        cluster, jobs, policies=("random", "clustering", "packing", "bestfit"), config=config
+    )
     # A step is recorded after the pod that crosses it, so arrived demand may pass the step by
     # up to one pod (at most 8 GPUs of 6,212).
     assert (runs["alloc_frac"] <= runs["demand_frac"] + 8 / cluster.total_gpus).all()
@@ -71,8 +78,9 @@ def test_fragmentation_of_a_state_does_not_depend_on_its_batch() -> None:
     cpu = rng.integers(0, 96_000, size=257)
     bit = np.ones(257, dtype=np.int64)
     batched = node_fragmentation(free, cpu, bit, target)
-    one_by_one = [node_fragmentation(free[i : i + 1], cpu[i : i + 1], bit[:1], target)[0]
-                  for i in range(257)]
+    one_by_one = [
+        node_fragmentation(free[i : i + 1], cpu[i : i + 1], bit[:1], target)[0] for i in range(257)
+    ]
     assert batched.tolist() == one_by_one
 
 

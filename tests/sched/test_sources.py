@@ -41,18 +41,41 @@ def test_unknown_cluster_names_the_choices() -> None:
 
 def _philly_log(tmp_path: Path) -> Path:
     # Job 1 fails once on m1 after 2 h of a 3 h run (attempt 1), then reruns; job 2 is fine.
-    jobs = [{"status": "Pass", "vc": "vc1", "jobid": "application_1", "user": "x",
-             "submitted_time": "2017-10-03 10:00:00",
-             "attempts": [
-                 {"start_time": "2017-10-03 10:00:00", "end_time": "2017-10-03 12:00:00",
-                  "detail": [{"ip": "m1", "gpus": ["gpu0", "gpu1"]}]},
-                 {"start_time": "2017-10-03 12:10:00", "end_time": "2017-10-03 13:10:00",
-                  "detail": [{"ip": "m2", "gpus": ["gpu0", "gpu1"]}]}]},
-            {"status": "Failed", "vc": "vc2", "jobid": "application_2", "user": "y",
-             "submitted_time": "2017-10-03 10:00:00",
-             "attempts": [{"start_time": "2017-10-03 10:00:00",
-                           "end_time": "2017-10-03 10:30:00",
-                           "detail": [{"ip": "m2", "gpus": ["gpu0"]}]}]}]
+    jobs = [
+        {
+            "status": "Pass",
+            "vc": "vc1",
+            "jobid": "application_1",
+            "user": "x",
+            "submitted_time": "2017-10-03 10:00:00",
+            "attempts": [
+                {
+                    "start_time": "2017-10-03 10:00:00",
+                    "end_time": "2017-10-03 12:00:00",
+                    "detail": [{"ip": "m1", "gpus": ["gpu0", "gpu1"]}],
+                },
+                {
+                    "start_time": "2017-10-03 12:10:00",
+                    "end_time": "2017-10-03 13:10:00",
+                    "detail": [{"ip": "m2", "gpus": ["gpu0", "gpu1"]}],
+                },
+            ],
+        },
+        {
+            "status": "Failed",
+            "vc": "vc2",
+            "jobid": "application_2",
+            "user": "y",
+            "submitted_time": "2017-10-03 10:00:00",
+            "attempts": [
+                {
+                    "start_time": "2017-10-03 10:00:00",
+                    "end_time": "2017-10-03 10:30:00",
+                    "detail": [{"ip": "m2", "gpus": ["gpu0"]}],
+                }
+            ],
+        },
+    ]
     path = tmp_path / "cluster_job_log"
     path.write_text(json.dumps(jobs))
     return path
@@ -68,17 +91,36 @@ def test_philly_failed_attempts_become_node_failures(tmp_path: Path) -> None:
 
 
 def test_trace_failures_restart_the_job_on_the_node(tmp_path: Path) -> None:
-    frame = pd.DataFrame({"job_id": ["a"], "submit_s": [0.0], "run_s": [10_000.0],
-                          "num_gpu": [8], "gpu_milli": [1000], "cpu_milli": [0],
-                          "memory_bytes": [0], "gpu_models": [""], "priority": [0],
-                          "tenant": ["t"], "est_run_s": [10_000.0]})
+    frame = pd.DataFrame(
+        {
+            "job_id": ["a"],
+            "submit_s": [0.0],
+            "run_s": [10_000.0],
+            "num_gpu": [8],
+            "gpu_milli": [1000],
+            "cpu_milli": [0],
+            "memory_bytes": [0],
+            "gpu_models": [""],
+            "priority": [0],
+            "tenant": ["t"],
+            "est_run_s": [10_000.0],
+        }
+    )
     cluster = sched.synthetic_cluster(num_nodes=2, gpus_per_node=8)
-    failures = FailureModel(failures_per_1000_node_days=0.0, repair_time_s=100.0,
-                            trace_failures=((5_000.0, "node-000000"), (6_000.0, "node-000001")))
-    config = SimConfig(placement="bestfit", failures=failures, checkpoint_interval_s=3600.0,
-                       check_invariants=True)
-    sim = Simulation(cluster, job_table(frame), config,
-                     duration=sched.TierSlowdownModel(slowdown_per_tier_frac=0.0))
+    failures = FailureModel(
+        failures_per_1000_node_days=0.0,
+        repair_time_s=100.0,
+        trace_failures=((5_000.0, "node-000000"), (6_000.0, "node-000001")),
+    )
+    config = SimConfig(
+        placement="bestfit", failures=failures, checkpoint_interval_s=3600.0, check_invariants=True
+    )
+    sim = Simulation(
+        cluster,
+        job_table(frame),
+        config,
+        duration=sched.TierSlowdownModel(slowdown_per_tier_frac=0.0),
+    )
     sim.run()
     fails = [(t, i) for t, e, i in sim.events if e == "node_fail"]
     assert fails == [(5_000.0, 0), (6_000.0, 1)]

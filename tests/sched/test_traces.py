@@ -36,8 +36,11 @@ def test_shipped_openb_copy_is_byte_identical() -> None:
 
 def _bad_openb(tmp_path: Path) -> Path:
     lines = openb_path("default").read_text().splitlines()[:6]
-    lines[3] = lines[3].replace(",1,1000,", ",1,abc,", 1) if ",1,1000," in lines[3] else (
-        "openb-pod-x,1000,1024,1,abc,,LS,Running,0,10,0")
+    lines[3] = (
+        lines[3].replace(",1,1000,", ",1,abc,", 1)
+        if ",1,1000," in lines[3]
+        else ("openb-pod-x,1000,1024,1,abc,,LS,Running,0,10,0")
+    )
     path = tmp_path / "openb_pod_list_bad.csv"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -58,12 +61,16 @@ def test_skip_bad_rows_counts_and_keeps_the_rest(tmp_path: Path) -> None:
 
 
 def test_helios_and_acme_schema(tmp_path: Path) -> None:
-    header = ("job_id,user,vc,jobname,gpu_num,cpu_num,node_num,state,submit_time,start_time,"
-              "end_time,duration,queue\n")
-    rows = ("1,u1,vcA,j,8,48,1,COMPLETED,2020-04-01 00:00:00,2020-04-01 00:01:00,"
-            "2020-04-01 01:01:00,3600,60\n"
-            "2,u2,vcB,j,0,4,1,FAILED,2020-04-01 00:00:30,2020-04-01 00:00:30,"
-            "2020-04-01 00:00:40,10,0\n")
+    header = (
+        "job_id,user,vc,jobname,gpu_num,cpu_num,node_num,state,submit_time,start_time,"
+        "end_time,duration,queue\n"
+    )
+    rows = (
+        "1,u1,vcA,j,8,48,1,COMPLETED,2020-04-01 00:00:00,2020-04-01 00:01:00,"
+        "2020-04-01 01:01:00,3600,60\n"
+        "2,u2,vcB,j,0,4,1,FAILED,2020-04-01 00:00:30,2020-04-01 00:00:30,"
+        "2020-04-01 00:00:40,10,0\n"
+    )
     path = tmp_path / "cluster_log.csv"
     path.write_text(header + rows)
     frame = read_helios(path).frame
@@ -76,12 +83,30 @@ def test_helios_and_acme_schema(tmp_path: Path) -> None:
 
 
 def test_philly_schema(tmp_path: Path) -> None:
-    jobs = [{"status": "Pass", "vc": "vc1", "jobid": "application_1", "user": "x",
-             "submitted_time": "2017-10-03 10:00:00",
-             "attempts": [{"start_time": "2017-10-03 10:05:00", "end_time": "2017-10-03 11:05:00",
-                           "detail": [{"ip": "m1", "gpus": ["gpu0", "gpu1"]}]}]},
-            {"status": "Killed", "vc": "vc2", "jobid": "application_2", "user": "y",
-             "submitted_time": "2017-10-03 10:01:00", "attempts": []}]
+    jobs = [
+        {
+            "status": "Pass",
+            "vc": "vc1",
+            "jobid": "application_1",
+            "user": "x",
+            "submitted_time": "2017-10-03 10:00:00",
+            "attempts": [
+                {
+                    "start_time": "2017-10-03 10:05:00",
+                    "end_time": "2017-10-03 11:05:00",
+                    "detail": [{"ip": "m1", "gpus": ["gpu0", "gpu1"]}],
+                }
+            ],
+        },
+        {
+            "status": "Killed",
+            "vc": "vc2",
+            "jobid": "application_2",
+            "user": "y",
+            "submitted_time": "2017-10-03 10:01:00",
+            "attempts": [],
+        },
+    ]
     path = tmp_path / "cluster_job_log.json"
     path.write_text(json.dumps(jobs))
     with pytest.raises(SpecError, match=r"cluster_job_log.json:2: start_time"):
@@ -98,8 +123,10 @@ def test_pai_schema(tmp_path: Path) -> None:
     nodes = read_pai_machines(machines)
     assert [n.num_gpus for n in nodes] == [8, 0] and nodes[0].gpu_model == "V100"
     tasks = tmp_path / "pai_task_table.csv"
-    tasks.write_text("j1,worker,2,Terminated,100,700,600,29,100,V100\n"
-                     "j2,tensorflow,1,Terminated,200,260,400,10,50,T4\n")
+    tasks.write_text(
+        "j1,worker,2,Terminated,100,700,600,29,100,V100\n"
+        "j2,tensorflow,1,Terminated,200,260,400,10,50,T4\n"
+    )
     frame = read_pai_tasks(tasks).frame.set_index("job_id")
     assert frame.loc["j1", "num_gpu"] == 2 and frame.loc["j1", "run_s"] == 600
     assert frame.loc["j2", "num_gpu"] == 1 and frame.loc["j2", "gpu_milli"] == 500

@@ -43,22 +43,38 @@ def test_shipped_copy_matches_shared_when_present() -> None:
     shared = Path(__file__).resolve().parents[3] / "shared" / "validation" / "published_runs.json"
     if not shared.exists():
         pytest.skip("../shared is not beside this checkout")
-    ours = json.loads((Path(__file__).resolve().parents[2] / "src" / "scalewall" / "validation"
-                       / "data" / "published_runs.json").read_text())
+    ours = json.loads(
+        (
+            Path(__file__).resolve().parents[2]
+            / "src"
+            / "scalewall"
+            / "validation"
+            / "data"
+            / "published_runs.json"
+        ).read_text()
+    )
     assert json.loads(shared.read_text())["cases"] == ours["cases"]
 
 
 def test_published_groups_mape_within_8_percent(report: ValidationReport) -> None:
-    errors = [abs(c.error_frac) for c in report.comparisons
-              if c.group in PUBLISHED_GROUPS and not c.metric.startswith("memory")]
+    errors = [
+        abs(c.error_frac)
+        for c in report.comparisons
+        if c.group in PUBLISHED_GROUPS and not c.metric.startswith("memory")
+    ]
     assert len(errors) >= 60
     assert float(np.mean(errors)) <= 0.08
 
 
 def test_no_published_case_off_by_more_than_20_percent(report: ValidationReport) -> None:
-    worst = max((c for c in report.comparisons
-                 if c.group in PUBLISHED_GROUPS and not c.metric.startswith("memory")),
-                key=lambda c: abs(c.error_frac))
+    worst = max(
+        (
+            c
+            for c in report.comparisons
+            if c.group in PUBLISHED_GROUPS and not c.metric.startswith("memory")
+        ),
+        key=lambda c: abs(c.error_frac),
+    )
     assert abs(worst.error_frac) <= 0.20, (worst.id, worst.metric, worst.error_frac)
 
 
@@ -71,8 +87,13 @@ def test_vtrain_mape_within_10_percent(report: ValidationReport) -> None:
 def _memory_gib(case: Case, **plan_changes: object) -> tuple[dict[str, float], bool]:
     pred = predict_case(case)
     plan = replace(pred.plan, **plan_changes)  # type: ignore[arg-type]
-    out = step_model(case.model, case_cluster(case.hardware),
-                     PlanBatch.from_plans(case.model, [plan]), Efficiency(), case.stack)
+    out = step_model(
+        case.model,
+        case_cluster(case.hardware),
+        PlanBatch.from_plans(case.model, [plan]),
+        Efficiency(),
+        case.stack,
+    )
     mem = {k: float(v[0]) / GIB for k, v in out.memory_bytes.items()}
     wgo = mem["weights"] + mem["gradients"] + mem["optimizer_state"]
     return {"weights_grads_optimizer": wgo, "activations": mem["activations"]}, bool(out.fits[0])
@@ -93,12 +114,19 @@ MEMORY_PLAN = {
 }
 
 
-@pytest.mark.parametrize("case_id", [
-    "korthikanti_22B_selective", "korthikanti_175B_selective", "korthikanti_530B_selective",
-    "korthikanti_1T_selective", "korthikanti_22B_no_recompute_memory",
-    "korthikanti_175B_no_recompute_memory", "korthikanti_530B_no_recompute_memory",
-    "korthikanti_1T_no_recompute_memory",
-])
+@pytest.mark.parametrize(
+    "case_id",
+    [
+        "korthikanti_22B_selective",
+        "korthikanti_175B_selective",
+        "korthikanti_530B_selective",
+        "korthikanti_1T_selective",
+        "korthikanti_22B_no_recompute_memory",
+        "korthikanti_175B_no_recompute_memory",
+        "korthikanti_530B_no_recompute_memory",
+        "korthikanti_1T_no_recompute_memory",
+    ],
+)
 def test_memory_within_10_percent_of_korthikanti(cases: dict[str, Case], case_id: str) -> None:
     case = cases[case_id]
     predicted, fits = _memory_gib(case, **MEMORY_PLAN.get(case_id, {}))

@@ -78,8 +78,14 @@ def print_fit(result: FitResult, output: Path) -> None:
         for n, why in result.not_identifiable.items():
             kept.add_row(n, f"{result.defaults.get(n, float('nan')):.4g}", why)
         console.print(kept)
-    res = Table("kind", "observations", "error before", "error after", "scatter",
-                title="Mean absolute log error (about the relative error)")
+    res = Table(
+        "kind",
+        "observations",
+        "error before",
+        "error after",
+        "scatter",
+        title="Mean absolute log error (about the relative error)",
+    )
     for kind, s in summary(result).items():
         res.add_row(
             kind,
@@ -103,18 +109,27 @@ def calibrate_command(
         Path, typer.Option("--output", "-o", help="Calibration profile to write (TOML).")
     ] = Path("calibration.toml"),
     gpu: Annotated[
-        str | None, typer.Option(help="Accelerator id the measurements ran on (default: the "
-                                 "device name in the file).")
+        str | None,
+        typer.Option(
+            help="Accelerator id the measurements ran on (default: the device name in the file)."
+        ),
     ] = None,
     cluster: Annotated[
-        str | None, typer.Option("--cluster", "-c", help="Cluster (id or TOML) the collectives "
-                                 "ran on (default: the accelerator's standard system).")
+        str | None,
+        typer.Option(
+            "--cluster",
+            "-c",
+            help="Cluster (id or TOML) the collectives "
+            "ran on (default: the accelerator's standard system).",
+        ),
     ] = None,
     gpus: Annotated[int | None, typer.Option(help="GPUs of --cluster measured.")] = None,
     params: Annotated[
         str | None,
-        typer.Option(help=f"Parameters to consider (default: what the data can inform): "
-                     f"{', '.join(PARAMETERS)}."),
+        typer.Option(
+            help=f"Parameters to consider (default: what the data can inform): "
+            f"{', '.join(PARAMETERS)}."
+        ),
     ] = None,
     max_gpus: Annotated[
         int | None, typer.Option(help="Use only runs on at most this many GPUs.")

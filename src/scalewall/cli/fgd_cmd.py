@@ -28,15 +28,24 @@ def plot_fgd(curves: pd.DataFrame, path: Path) -> None:
 
     keys = ["workload", "policy", "demand_frac"]
     mean = curves.groupby(keys, as_index=False)["alloc_frac"].mean()
-    fig = px.line(mean, x="demand_frac", y="alloc_frac", color="policy", facet_col="workload",
-                  labels={"demand_frac": "arrived GPU demand / cluster GPUs",
-                          "alloc_frac": "GPUs allocated / cluster GPUs"})
+    fig = px.line(
+        mean,
+        x="demand_frac",
+        y="alloc_frac",
+        color="policy",
+        facet_col="workload",
+        labels={
+            "demand_frac": "arrived GPU demand / cluster GPUs",
+            "alloc_frac": "GPUs allocated / cluster GPUs",
+        },
+    )
     fig.write_html(path, include_plotlyjs="cdn")
 
 
 def fgd_command(
-    workloads: str = typer.Option("default", "--workload",
-                                  help="Comma-separated openb variants, or 'all'."),
+    workloads: str = typer.Option(
+        "default", "--workload", help="Comma-separated openb variants, or 'all'."
+    ),
     trace: str = typer.Option("", "--trace", help="A pod list file instead of openb variants."),
     cluster: str = typer.Option("openb", "--cluster", help="openb or a node-list CSV."),
     policies: str = typer.Option(",".join(FGD_PAPER_POLICIES), "--policies"),
@@ -67,12 +76,15 @@ def fgd_command(
             def advance(_policy: str, _seed: int, task: TaskID = task) -> None:
                 bar.advance(task)
 
-            runs = fgd_experiment(cl, job_table(read.frame), policies=policy_list, config=config,
-                                  progress=advance)
+            runs = fgd_experiment(
+                cl, job_table(read.frame), policies=policy_list, config=config, progress=advance
+            )
             runs.insert(0, "workload", name)
             frames.append(runs)
-            summaries[name] = {**fgd_summary(runs, cl.total_gpus, demand_frac=at),
-                               "bad_rows_skipped": read.bad_rows}
+            summaries[name] = {
+                **fgd_summary(runs, cl.total_gpus, demand_frac=at),
+                "bad_rows_skipped": read.bad_rows,
+            }
     curves = pd.concat(frames, ignore_index=True)
     if out is not None:
         write_tables({"fgd_runs": curves}, out, out_format)
@@ -80,11 +92,19 @@ def fgd_command(
         plot_fgd(curves, plot)
     if as_json:
         mean = curves.groupby(["workload", "policy", "demand_frac"])["alloc_frac"].mean()
-        steps = {w: {p: [{"demand_frac": float(d), "alloc_frac": float(v)}
-                         for d, v in mean.loc[(w, p)].items()]
-                     for p in policy_list} for w in sources}
-        print_json({"total_gpus": cl.total_gpus, "seeds": seeds, "summary": summaries,
-                    "allocation": steps})
+        steps = {
+            w: {
+                p: [
+                    {"demand_frac": float(d), "alloc_frac": float(v)}
+                    for d, v in mean.loc[(w, p)].items()
+                ]
+                for p in policy_list
+            }
+            for w in sources
+        }
+        print_json(
+            {"total_gpus": cl.total_gpus, "seeds": seeds, "summary": summaries, "allocation": steps}
+        )
         return
     for name, summary in summaries.items():
         table = Table(title=f"openb {name}: allocation at {at:.0%} arrived demand")
@@ -97,9 +117,11 @@ def fgd_command(
             table.add_row(p, f"{allocs[p]:.2%}", f"{unalloc[p]:.0f}")
         console.print(table)
         if "reduction_frac" in summary:
-            console.print(f"FGD vs dotprod: {summary['reduction_frac']:.1%} fewer unallocated GPUs "
-                          f"({summary['extra_gpus_in_use']:.0f} more in use); largest cut up to "
-                          f"this step {summary['max_reduction_frac']:.1%}")
+            console.print(
+                f"FGD vs dotprod: {summary['reduction_frac']:.1%} fewer unallocated GPUs "
+                f"({summary['extra_gpus_in_use']:.0f} more in use); largest cut up to "
+                f"this step {summary['max_reduction_frac']:.1%}"
+            )
 
 
 def register(app: typer.Typer) -> None:

@@ -40,9 +40,16 @@ def plot_replay(result: SimResult, path: Path) -> None:
 
     ts = result.timeseries
     days = ts["time_s"] / 86_400.0
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True,
-                        subplot_titles=("GPU allocation", "Free GPU capacity on partly used GPUs",
-                                        "GPUs per tenant"))
+    fig = make_subplots(
+        rows=3,
+        cols=1,
+        shared_xaxes=True,
+        subplot_titles=(
+            "GPU allocation",
+            "Free GPU capacity on partly used GPUs",
+            "GPUs per tenant",
+        ),
+    )
     fig.add_trace(go.Scatter(x=days, y=ts["gpu_alloc_frac"], name="allocated"), row=1, col=1)
     fig.add_trace(go.Scatter(x=days, y=ts["partial_gpu_free_frac"], name="fragmented"), 2, 1)
     for col in [c for c in ts.columns if c.startswith("gpus_")]:
@@ -51,21 +58,39 @@ def plot_replay(result: SimResult, path: Path) -> None:
     fig.write_html(path, include_plotlyjs="cdn")
 
 
-def _failure_model(read: TraceRead, *, failures: bool, trace_failures: bool, rate: float,
-                   repair_hours: float, spare_nodes: int, demand: float) -> FailureModel | None:
+def _failure_model(
+    read: TraceRead,
+    *,
+    failures: bool,
+    trace_failures: bool,
+    rate: float,
+    repair_hours: float,
+    spare_nodes: int,
+    demand: float,
+) -> FailureModel | None:
     """The rate model (``--failures``), the trace's own failures (``--trace-failures``), both,
     or neither."""
     if trace_failures and demand:
-        raise SpecError("trace-failures", True, "replays failures on the trace's clock; "
-                        "drop --demand, which rescales that clock")
+        raise SpecError(
+            "trace-failures",
+            True,
+            "replays failures on the trace's clock; drop --demand, which rescales that clock",
+        )
     if trace_failures and not read.node_failures:
-        raise SpecError("trace-failures", read.source, "this trace records no node failures "
-                        "(only Philly job logs name the machines of failed attempts)")
+        raise SpecError(
+            "trace-failures",
+            read.source,
+            "this trace records no node failures "
+            "(only Philly job logs name the machines of failed attempts)",
+        )
     if not (failures or trace_failures):
         return None
-    return FailureModel(failures_per_1000_node_days=rate if failures else 0.0,
-                        repair_time_s=repair_hours * 3600.0, spare_nodes=spare_nodes,
-                        trace_failures=read.node_failures if trace_failures else ())
+    return FailureModel(
+        failures_per_1000_node_days=rate if failures else 0.0,
+        repair_time_s=repair_hours * 3600.0,
+        spare_nodes=spare_nodes,
+        trace_failures=read.node_failures if trace_failures else (),
+    )
 
 
 def _duration(step_model: str, step_cluster: str, slowdown_per_tier: float) -> DurationModel:
@@ -73,50 +98,81 @@ def _duration(step_model: str, step_cluster: str, slowdown_per_tier: float) -> D
         return TierSlowdownModel(slowdown_per_tier_frac=slowdown_per_tier)
     from scalewall.sched.step_duration import StepModelDuration
 
-    catalog = step_cluster not in ("", "openb") and "/" not in step_cluster \
+    catalog = (
+        step_cluster not in ("", "openb")
+        and "/" not in step_cluster
         and not step_cluster.endswith(".csv")
-    return StepModelDuration(model=step_model,
-                             cluster=step_cluster if catalog else "h100-16k-ndr")
+    )
+    return StepModelDuration(model=step_model, cluster=step_cluster if catalog else "h100-16k-ndr")
 
 
 def simulate_command(
-    trace: str = typer.Option("openb", "--trace", help="openb[:variant], synthetic:<Seren|Kalos>:"
-                              "<jobs>[:<days>], or a trace file."),
-    fmt: str = typer.Option("", "--format", help="Trace format: openb, philly, helios, acme, pai "
-                            "(default: from the file name)."),
-    cluster: str = typer.Option("openb", "--cluster", help="openb, a node-list CSV (openb or "
-                                "PAI 2020 machine spec), or a catalog cluster id or TOML "
-                                "(scalewall catalog clusters). Ignored with --nodes."),
+    trace: str = typer.Option(
+        "openb",
+        "--trace",
+        help="openb[:variant], synthetic:<Seren|Kalos>:<jobs>[:<days>], or a trace file.",
+    ),
+    fmt: str = typer.Option(
+        "",
+        "--format",
+        help="Trace format: openb, philly, helios, acme, pai (default: from the file name).",
+    ),
+    cluster: str = typer.Option(
+        "openb",
+        "--cluster",
+        help="openb, a node-list CSV (openb or "
+        "PAI 2020 machine spec), or a catalog cluster id or TOML "
+        "(scalewall catalog clusters). Ignored with --nodes.",
+    ),
     nodes: int = typer.Option(0, "--nodes", help="Synthetic cluster: number of nodes."),
     gpus_per_node: int = typer.Option(8, "--gpus-per-node"),
-    nodes_per_domain: int = typer.Option(1, "--nodes-per-domain",
-                                         help="Nodes per scale-up domain (18 for NVL72)."),
+    nodes_per_domain: int = typer.Option(
+        1, "--nodes-per-domain", help="Nodes per scale-up domain (18 for NVL72)."
+    ),
     gpu_model: str = typer.Option("H100", "--gpu-model"),
     queue: str = typer.Option("fifo", "--queue"),
     placement: str = typer.Option("bestfit", "--placement"),
     seed: int = typer.Option(0, "--seed"),
-    demand: float = typer.Option(0.0, "--demand", help="Rescale arrivals to this offered load "
-                                 "(share of the cluster's GPUs); 0 keeps the trace's times."),
+    demand: float = typer.Option(
+        0.0,
+        "--demand",
+        help="Rescale arrivals to this offered load "
+        "(share of the cluster's GPUs); 0 keeps the trace's times.",
+    ),
     failures: bool = typer.Option(False, "--failures/--no-failures", help="Inject node failures."),
-    failure_rate: float = typer.Option(6.50, "--failure-rate",
-                                       help="Failures per 1,000 node-days (Kokolis et al. 2024)."),
+    failure_rate: float = typer.Option(
+        6.50, "--failure-rate", help="Failures per 1,000 node-days (Kokolis et al. 2024)."
+    ),
     repair_hours: float = typer.Option(4.0, "--repair-hours"),
     spare_nodes: int = typer.Option(0, "--spare-nodes"),
     checkpoint_s: float = typer.Option(3600.0, "--checkpoint-interval-s"),
-    slowdown_per_tier: float = typer.Option(0.05, "--slowdown-per-tier",
-                                            help="Extra run time per topology tier crossed."),
-    step_model: str = typer.Option("", "--step-model", help="Stretch run times by the step "
-                                   "model's slowdown on each placement, for this catalog model "
-                                   "(instead of --slowdown-per-tier)."),
-    step_cluster: str = typer.Option("", "--step-cluster", help="Catalog cluster whose network "
-                                     "prices the steps (default: --cluster when it is a catalog "
-                                     "id, else h100-16k-ndr)."),
-    trace_failures: bool = typer.Option(False, "--trace-failures/--no-trace-failures",
-                                        help="Replay the node failures the trace records "
-                                        "(Philly), on top of --failures' rate model."),
+    slowdown_per_tier: float = typer.Option(
+        0.05, "--slowdown-per-tier", help="Extra run time per topology tier crossed."
+    ),
+    step_model: str = typer.Option(
+        "",
+        "--step-model",
+        help="Stretch run times by the step "
+        "model's slowdown on each placement, for this catalog model "
+        "(instead of --slowdown-per-tier).",
+    ),
+    step_cluster: str = typer.Option(
+        "",
+        "--step-cluster",
+        help="Catalog cluster whose network "
+        "prices the steps (default: --cluster when it is a catalog "
+        "id, else h100-16k-ndr).",
+    ),
+    trace_failures: bool = typer.Option(
+        False,
+        "--trace-failures/--no-trace-failures",
+        help="Replay the node failures the trace records "
+        "(Philly), on top of --failures' rate model.",
+    ),
     sample_s: float = typer.Option(3600.0, "--sample-interval-s"),
-    skip_bad_rows: bool = typer.Option(False, "--skip-bad-rows",
-                                       help="Count and skip malformed trace rows."),
+    skip_bad_rows: bool = typer.Option(
+        False, "--skip-bad-rows", help="Count and skip malformed trace rows."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     out: Path | None = typer.Option(None, "--out", help="Write jobs, timeseries, events here."),
     out_format: str = typer.Option("parquet", "--out-format", help="parquet or csv"),
@@ -125,28 +181,52 @@ def simulate_command(
     """Replay a trace: queueing delay, JCT, utilisation, fragmentation, per-tenant GPU-hours."""
     read = api.load_trace(trace, fmt=fmt, skip_bad_rows=skip_bad_rows, seed=seed)
     if nodes:
-        cl = api.synthetic_cluster(num_nodes=nodes, gpus_per_node=gpus_per_node,
-                                   nodes_per_domain=nodes_per_domain, gpu_model=gpu_model)
+        cl = api.synthetic_cluster(
+            num_nodes=nodes,
+            gpus_per_node=gpus_per_node,
+            nodes_per_domain=nodes_per_domain,
+            gpu_model=gpu_model,
+        )
     else:
         cl = api.load_cluster(cluster, skip_bad_rows=skip_bad_rows)
-    failure_model = _failure_model(read, failures=failures, trace_failures=trace_failures,
-                                   rate=failure_rate, repair_hours=repair_hours,
-                                   spare_nodes=spare_nodes, demand=demand)
+    failure_model = _failure_model(
+        read,
+        failures=failures,
+        trace_failures=trace_failures,
+        rate=failure_rate,
+        repair_hours=repair_hours,
+        spare_nodes=spare_nodes,
+        demand=demand,
+    )
     duration = _duration(step_model, step_cluster or cluster, slowdown_per_tier)
     config = SimConfig(checkpoint_interval_s=checkpoint_s, sample_interval_s=sample_s)
     horizon = float(read.frame["submit_s"].max()) if len(read.frame) else 0.0
     with Progress(console=err_console, transient=True, disable=as_json) as bar:
         task = bar.add_task("simulating", total=max(horizon, 1.0))
         result = api.simulate(
-            cl, read.frame, queue=queue, placement=placement, seed=seed,
-            demand=demand or None, failures=failure_model, config=config,
+            cl,
+            read.frame,
+            queue=queue,
+            placement=placement,
+            seed=seed,
+            demand=demand or None,
+            failures=failure_model,
+            config=config,
             duration=duration,
-            progress=lambda t: bar.update(task, completed=min(t, horizon)))
-    summary = {**result.summary, "trace": read.source, "bad_rows_skipped": read.bad_rows,
-               "cluster": api.describe(cl)}
+            progress=lambda t: bar.update(task, completed=min(t, horizon)),
+        )
+    summary = {
+        **result.summary,
+        "trace": read.source,
+        "bad_rows_skipped": read.bad_rows,
+        "cluster": api.describe(cl),
+    }
     if out is not None:
-        write_tables({"jobs": result.jobs, "timeseries": result.timeseries,
-                      "events": result.events}, out, out_format)
+        write_tables(
+            {"jobs": result.jobs, "timeseries": result.timeseries, "events": result.events},
+            out,
+            out_format,
+        )
     if plot is not None:
         plot_replay(result, plot)
     if as_json:

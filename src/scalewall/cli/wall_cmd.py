@@ -109,8 +109,13 @@ def print_wall(result: WallResult) -> None:
 
 
 def _print_band(band: Any) -> None:
-    table = Table("GPUs", "tokens/s low", "tokens/s high", "band width",
-                  title=f"Calibrated {band.level:.0%} prediction band")
+    table = Table(
+        "GPUs",
+        "tokens/s low",
+        "tokens/s high",
+        "band width",
+        title=f"Calibrated {band.level:.0%} prediction band",
+    )
     for r in band.rows:
         low, high = r["tokens_per_s_interval"]
         table.add_row(str(r["gpus"]), f"{low:,.0f}", f"{high:,.0f}", f"{r['relative_width']:.0%}")

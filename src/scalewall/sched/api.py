@@ -25,7 +25,10 @@ from scalewall.sched.traces.philly import read_philly, read_philly_machines
 from scalewall.sched.workload import WorkloadSpec, synthetic_jobs
 
 TRACE_FORMATS: dict[str, Callable[..., TraceRead]] = {
-    "openb": read_openb_pods, "philly": read_philly, "helios": read_helios, "acme": read_acme,
+    "openb": read_openb_pods,
+    "philly": read_philly,
+    "helios": read_helios,
+    "acme": read_acme,
     "pai": read_pai_tasks,
 }
 OPENB_WORKLOADS = ("default", "cpu250", "gpushare100", "gpuspec33", "multigpu50")
@@ -34,18 +37,28 @@ OPENB_WORKLOADS = ("default", "cpu250", "gpushare100", "gpuspec33", "multigpu50"
 def trace_format(path: Path) -> str:
     """Guess a trace's format from its file name."""
     name = path.name.lower()
-    guesses = [("openb_pod_list", "openb"), ("cluster_log", "helios"), ("trace_seren", "acme"),
-               ("trace_kalos", "acme"), ("pai_task", "pai"), (".json", "philly"),
-               ("philly", "philly")]
+    guesses = [
+        ("openb_pod_list", "openb"),
+        ("cluster_log", "helios"),
+        ("trace_seren", "acme"),
+        ("trace_kalos", "acme"),
+        ("pai_task", "pai"),
+        (".json", "philly"),
+        ("philly", "philly"),
+    ]
     for needle, fmt in guesses:
         if needle in name:
             return fmt
-    raise SpecError("format", "", f"cannot tell the format of {path.name}; "
-                    f"pass one of: {', '.join(TRACE_FORMATS)}")
+    raise SpecError(
+        "format",
+        "",
+        f"cannot tell the format of {path.name}; pass one of: {', '.join(TRACE_FORMATS)}",
+    )
 
 
-def load_trace(trace: str, *, fmt: str = "", skip_bad_rows: bool = False,
-               seed: int = 0) -> TraceRead:
+def load_trace(
+    trace: str, *, fmt: str = "", skip_bad_rows: bool = False, seed: int = 0
+) -> TraceRead:
     """A trace by name: ``openb`` / ``openb:<variant>`` (shipped files), ``synthetic:<Seren|Kalos>:
     <num_jobs>[:<days>]``, or a path (format from ``fmt`` or the file name)."""
     if trace == "openb" or trace.startswith("openb:"):
@@ -87,12 +100,13 @@ def catalog_cluster_spec(cluster_id: str) -> SyntheticClusterSpec:
     nodes_per_rack = max(rack_gpus // per_node, 1)
     memory = int(resolved.system.host_memory_bytes)
     return SyntheticClusterSpec(
-        num_nodes=-(-resolved.num_gpus // per_node), gpus_per_node=per_node,
-        gpu_model=resolved.accelerator.id, nodes_per_rack=nodes_per_rack,
+        num_nodes=-(-resolved.num_gpus // per_node),
+        gpus_per_node=per_node,
+        gpu_model=resolved.accelerator.id,
+        nodes_per_rack=nodes_per_rack,
         racks_per_pod=max(pod_gpus // per_node // nodes_per_rack, 1),
         nodes_per_domain=max(resolved.system.scale_up_domain_gpus // per_node, 1),
-        memory_bytes_per_node=memory if memory > 0 else
-        SyntheticClusterSpec.memory_bytes_per_node,
+        memory_bytes_per_node=memory if memory > 0 else SyntheticClusterSpec.memory_bytes_per_node,
     )
 
 
@@ -110,8 +124,12 @@ def load_cluster(cluster: str = "openb", *, skip_bad_rows: bool = False) -> Clus
         try:
             return _synthetic_cluster(catalog_cluster_spec(cluster))
         except SpecError as exc:
-            raise SpecError("cluster", cluster, "openb, a node-list CSV (openb or PAI 2020 "
-                            f"format), or a catalog cluster id ({exc.valid})") from None
+            raise SpecError(
+                "cluster",
+                cluster,
+                "openb, a node-list CSV (openb or PAI 2020 "
+                f"format), or a catalog cluster id ({exc.valid})",
+            ) from None
     with path.open() as handle:
         first = handle.readline()
     if first.startswith("sn,"):
@@ -142,11 +160,19 @@ def scale_demand(frame: pd.DataFrame, total_gpus: int, load_frac: float) -> pd.D
     return out
 
 
-def simulate(cluster: Cluster, jobs: JobTable | pd.DataFrame, *, queue: str = "fifo",
-             placement: str = "bestfit", seed: int = 0, demand: float | None = None,
-             failures: FailureModel | None = None, config: SimConfig | None = None,
-             duration: DurationModel | None = None,
-             progress: Callable[[float], None] | None = None) -> SimResult:
+def simulate(
+    cluster: Cluster,
+    jobs: JobTable | pd.DataFrame,
+    *,
+    queue: str = "fifo",
+    placement: str = "bestfit",
+    seed: int = 0,
+    demand: float | None = None,
+    failures: FailureModel | None = None,
+    config: SimConfig | None = None,
+    duration: DurationModel | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> SimResult:
     """Replay ``jobs`` on ``cluster`` with a queueing and a placement policy.
 
     ``demand`` rescales arrival times to that offered load (share of the cluster's GPUs);
@@ -156,8 +182,13 @@ def simulate(cluster: Cluster, jobs: JobTable | pd.DataFrame, *, queue: str = "f
     if demand is not None:
         frame = scale_demand(frame, cluster.total_gpus, demand)
     base = config or SimConfig()
-    config = replace(base, queue=queue, placement=placement, seed=seed,
-                     failures=failures if failures is not None else base.failures)
+    config = replace(
+        base,
+        queue=queue,
+        placement=placement,
+        seed=seed,
+        failures=failures if failures is not None else base.failures,
+    )
     sim = Simulation(cluster, job_table(frame), config, duration=duration, progress=progress)
     sim.run()
     return collect(sim)
@@ -165,7 +196,12 @@ def simulate(cluster: Cluster, jobs: JobTable | pd.DataFrame, *, queue: str = "f
 
 def describe(cluster: Cluster) -> dict[str, object]:
     """Node, GPU and model counts of a cluster."""
-    return {"nodes": cluster.num_nodes, "gpus": cluster.total_gpus,
-            "models": {m: int(cluster.gpu_count[cluster.node_model == i].sum())
-                       for i, m in enumerate(cluster.model_names)},
-            "racks": int(np.unique(cluster.rack).size)}
+    return {
+        "nodes": cluster.num_nodes,
+        "gpus": cluster.total_gpus,
+        "models": {
+            m: int(cluster.gpu_count[cluster.node_model == i].sum())
+            for i, m in enumerate(cluster.model_names)
+        },
+        "racks": int(np.unique(cluster.rack).size),
+    }

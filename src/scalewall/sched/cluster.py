@@ -138,8 +138,13 @@ class Cluster:
     def _apply(self, placement: Placement, sign: int) -> None:
         step = sign * placement.gpu_milli
         free = self.gpu_free_milli
-        for node, slots, cpu, mem in zip(placement.nodes, placement.gpu_slots,
-                                         placement.cpu_milli, placement.memory_bytes, strict=True):
+        for node, slots, cpu, mem in zip(
+            placement.nodes,
+            placement.gpu_slots,
+            placement.cpu_milli,
+            placement.memory_bytes,
+            strict=True,
+        ):
             self.cpu_free[node] += sign * cpu
             self.mem_free[node] += sign * mem
             whole = 0
@@ -201,9 +206,15 @@ class Cluster:
     def copy_fresh(self) -> Cluster:
         """The same nodes with everything free and every node schedulable."""
         return Cluster(
-            names=self.names, model_names=self.model_names, node_model=self.node_model,
-            cpu_cap=self.cpu_cap, mem_cap=self.mem_cap, gpu_count=self.gpu_count,
-            rack=self.rack, pod=self.pod, domain=self.domain,
+            names=self.names,
+            model_names=self.model_names,
+            node_model=self.node_model,
+            cpu_cap=self.cpu_cap,
+            mem_cap=self.mem_cap,
+            gpu_count=self.gpu_count,
+            rack=self.rack,
+            pod=self.pod,
+            domain=self.domain,
         )
 
 
@@ -234,8 +245,13 @@ def cluster_from_nodes(nodes: list[NodeSpec]) -> Cluster:
 
 def synthetic_nodes(spec: SyntheticClusterSpec) -> list[NodeSpec]:
     """Node specs of a regular cluster, numbered rack by rack."""
-    for name in ("num_nodes", "gpus_per_node", "nodes_per_rack", "racks_per_pod",
-                 "nodes_per_domain"):
+    for name in (
+        "num_nodes",
+        "gpus_per_node",
+        "nodes_per_rack",
+        "racks_per_pod",
+        "nodes_per_domain",
+    ):
         value = getattr(spec, name)
         if value < (0 if name == "gpus_per_node" else 1):
             raise SpecError(name, value, "must be a positive integer")

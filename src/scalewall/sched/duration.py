@@ -38,8 +38,7 @@ class PlacementSummary:
     def tiers_crossed(self) -> int:
         """Topology tiers above the node that the job spans (0: one node; up to 4: several
         pods): one each for more than one node, domain, rack and pod."""
-        return sum(n > 1 for n in (self.num_nodes, self.num_domains, self.num_racks,
-                                   self.num_pods))
+        return sum(n > 1 for n in (self.num_nodes, self.num_domains, self.num_racks, self.num_pods))
 
 
 def summarize(cluster: Cluster, placement: Placement) -> PlacementSummary:

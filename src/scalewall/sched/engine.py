@@ -109,12 +109,21 @@ class JobState:
 class Simulation:
     """One run of a workload on a cluster; implements the queueing policies' ``SchedulerView``."""
 
-    def __init__(self, cluster: Cluster, jobs: JobTable, config: SimConfig, *,
-                 duration: DurationModel | None = None,
-                 progress: Callable[[float], None] | None = None) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        jobs: JobTable,
+        config: SimConfig,
+        *,
+        duration: DurationModel | None = None,
+        progress: Callable[[float], None] | None = None,
+    ) -> None:
         if np.isnan(jobs.run_s).any() or np.isnan(jobs.submit_s).any():
-            raise SpecError("trace", "no run times",
-                            "a time-based replay needs submit and run times for every job")
+            raise SpecError(
+                "trace",
+                "no run times",
+                "a time-based replay needs submit and run times for every job",
+            )
         if config.checkpoint_interval_s <= 0 or config.sample_interval_s <= 0:
             raise SpecError("checkpoint/sample interval", "<= 0", "must be > 0 seconds")
         order = np.lexsort((np.arange(len(jobs)), jobs.submit_s))
@@ -146,8 +155,11 @@ class Simulation:
         self._tenant_cpu = np.zeros(num_tenants, dtype=np.int64)
         self._tenant_mem = np.zeros(num_tenants, dtype=np.int64)
         self._quota = self._quotas(config.quota_gpus)
-        self._cohort = (int(sum(config.quota_gpus.values()) * GPU_MILLI) if config.quota_gpus
-                        else int(self._quota.sum()))
+        self._cohort = (
+            int(sum(config.quota_gpus.values()) * GPU_MILLI)
+            if config.quota_gpus
+            else int(self._quota.sum())
+        )
         self.total_milli = self.cluster.total_gpus * GPU_MILLI
         self.faults: dict[int, list[float]] = {}
         self.spares: list[int] = []
@@ -200,11 +212,13 @@ class Simulation:
         return job in self._borrowed
 
     def usage_vector(self, tenant: int) -> npt.NDArray[np.float64]:
-        return np.array([
-            self._tenant_milli[tenant] / max(self.total_milli, 1),
-            self._tenant_cpu[tenant] / max(int(self.cluster.cpu_cap.sum()), 1),
-            self._tenant_mem[tenant] / max(int(self.cluster.mem_cap.sum()), 1),
-        ])
+        return np.array(
+            [
+                self._tenant_milli[tenant] / max(self.total_milli, 1),
+                self._tenant_cpu[tenant] / max(int(self.cluster.cpu_cap.sum()), 1),
+                self._tenant_mem[tenant] / max(int(self.cluster.mem_cap.sum()), 1),
+            ]
+        )
 
     def expected_end_s(self, job: int) -> float:
         left = max(float(self._jobs.est_run_s[job]) - float(self.state.work_done_s[job]), 0.0)
@@ -227,8 +241,9 @@ class Simulation:
         self._account(job, placement, +1)
         summary = summarize(self.cluster, placement)
         base = float(self._jobs.run_s[job])
-        view = JobView(job_index=job, num_gpu=request.num_gpu, gpu_milli=request.gpu_milli,
-                       base_run_s=base)
+        view = JobView(
+            job_index=job, num_gpu=request.num_gpu, gpu_milli=request.gpu_milli, base_run_s=base
+        )
         run_s = self.duration.run_time_s(view, summary)
         self.state.slowdown[job] = run_s / base if base > 0 else 1.0
         self.state.tiers[job] = summary.tiers_crossed
@@ -369,8 +384,9 @@ class Simulation:
         used = np.zeros_like(c.gpu_free_milli)
         cpu = np.zeros_like(c.cpu_free)
         for placement in self.where.values():
-            for node, slots, cpu_milli in zip(placement.nodes, placement.gpu_slots,
-                                              placement.cpu_milli, strict=True):
+            for node, slots, cpu_milli in zip(
+                placement.nodes, placement.gpu_slots, placement.cpu_milli, strict=True
+            ):
                 cpu[node] += cpu_milli
                 for slot in slots:
                     used[node, slot] += placement.gpu_milli
@@ -391,8 +407,9 @@ class Simulation:
         if failures is not None:
             if failures.spare_nodes >= self.cluster.num_nodes:
                 raise SpecError("spare_nodes", failures.spare_nodes, "must be below the node count")
-            self.spares = list(range(self.cluster.num_nodes - failures.spare_nodes,
-                                     self.cluster.num_nodes))
+            self.spares = list(
+                range(self.cluster.num_nodes - failures.spare_nodes, self.cluster.num_nodes)
+            )
             for spare in self.spares:
                 self.cluster.set_schedulable(spare, False)
             for node in range(self.cluster.num_nodes - failures.spare_nodes):

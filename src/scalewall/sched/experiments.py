@@ -19,8 +19,14 @@ from scalewall.sched.cluster import GPU_MILLI, Cluster
 from scalewall.sched.jobs import JobTable
 from scalewall.sched.policies import make_placement
 
-FGD_PAPER_POLICIES: tuple[str, ...] = ("random", "dotprod", "clustering", "packing", "bestfit",
-                                       "fgd")
+FGD_PAPER_POLICIES: tuple[str, ...] = (
+    "random",
+    "dotprod",
+    "clustering",
+    "packing",
+    "bestfit",
+    "fgd",
+)
 """The paper's six schedulers, by our registry names (Random, DotProd, GpuClustering,
 GpuPacking, BestFit, FGD)."""
 
@@ -59,8 +65,9 @@ def arrival_order(jobs: JobTable, total_gpus: int, seed: int, max_demand_frac: f
     return np.concatenate(rows)
 
 
-def run_fgd_once(cluster: Cluster, jobs: JobTable, policy: str, seed: int,
-                 config: FgdExperimentConfig) -> pd.DataFrame:
+def run_fgd_once(
+    cluster: Cluster, jobs: JobTable, policy: str, seed: int, config: FgdExperimentConfig
+) -> pd.DataFrame:
     """One policy, one seed: allocation at each demand step (columns ``demand_frac``,
     ``alloc_frac``, ``placed``, ``failed``)."""
     state = cluster.copy_fresh()
@@ -90,17 +97,26 @@ def run_fgd_once(cluster: Cluster, jobs: JobTable, policy: str, seed: int,
             out_alloc[next_step - 1] = state.allocated_gpu_milli() / total_milli
             out_placed[next_step - 1], out_failed[next_step - 1] = placed, failed
             next_step += 1
-    return pd.DataFrame({
-        "policy": policy, "seed": seed,
-        "demand_frac": np.round(np.arange(1, steps + 1) * config.step_frac, 6),
-        "alloc_frac": out_alloc, "placed": out_placed, "failed": out_failed,
-    })
+    return pd.DataFrame(
+        {
+            "policy": policy,
+            "seed": seed,
+            "demand_frac": np.round(np.arange(1, steps + 1) * config.step_frac, 6),
+            "alloc_frac": out_alloc,
+            "placed": out_placed,
+            "failed": out_failed,
+        }
+    )
 
 
-def fgd_experiment(cluster: Cluster, jobs: JobTable, *,
-                   policies: Sequence[str] = FGD_PAPER_POLICIES,
-                   config: FgdExperimentConfig | None = None,
-                   progress: Callable[[str, int], None] | None = None) -> pd.DataFrame:
+def fgd_experiment(
+    cluster: Cluster,
+    jobs: JobTable,
+    *,
+    policies: Sequence[str] = FGD_PAPER_POLICIES,
+    config: FgdExperimentConfig | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> pd.DataFrame:
     """Every policy x seed; one row per (policy, seed, demand step)."""
     config = config or FgdExperimentConfig()
     frames = []
@@ -114,8 +130,14 @@ def fgd_experiment(cluster: Cluster, jobs: JobTable, *,
     return pd.concat(frames, ignore_index=True)
 
 
-def fgd_summary(runs: pd.DataFrame, total_gpus: int, *, demand_frac: float = 1.0,
-                baseline: str = "dotprod", target: str = "fgd") -> dict[str, object]:
+def fgd_summary(
+    runs: pd.DataFrame,
+    total_gpus: int,
+    *,
+    demand_frac: float = 1.0,
+    baseline: str = "dotprod",
+    target: str = "fgd",
+) -> dict[str, object]:
     """Mean allocation per policy at ``demand_frac``, unallocated GPUs, and the target's
     reduction of unallocated GPUs against the baseline (at that step and the largest over
     steps up to it)."""

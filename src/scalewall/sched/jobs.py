@@ -21,8 +21,17 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 JOB_COLUMNS: tuple[str, ...] = (
-    "job_id", "submit_s", "run_s", "num_gpu", "gpu_milli", "cpu_milli", "memory_bytes",
-    "gpu_models", "priority", "tenant", "est_run_s",
+    "job_id",
+    "submit_s",
+    "run_s",
+    "num_gpu",
+    "gpu_milli",
+    "cpu_milli",
+    "memory_bytes",
+    "gpu_models",
+    "priority",
+    "tenant",
+    "est_run_s",
 )
 """Canonical columns every trace reader returns (``gpu_models``: ``|``-separated, empty = any)."""
 
@@ -78,34 +87,61 @@ class JobTable:
         """One :class:`Request` per job, with GPU-model masks resolved against ``cluster``."""
         masks = {m: cluster.model_mask(m) for m in set(self.gpu_models)}
         return [
-            Request(cpu_milli=int(c), memory_bytes=int(b), num_gpu=int(n), gpu_milli=int(g),
-                    model_mask=masks[m], shape_id=int(s))
-            for c, b, n, g, m, s in zip(self.cpu_milli, self.memory_bytes, self.num_gpu,
-                                        self.gpu_milli, self.gpu_models, self.shape_id,
-                                        strict=True)
+            Request(
+                cpu_milli=int(c),
+                memory_bytes=int(b),
+                num_gpu=int(n),
+                gpu_milli=int(g),
+                model_mask=masks[m],
+                shape_id=int(s),
+            )
+            for c, b, n, g, m, s in zip(
+                self.cpu_milli,
+                self.memory_bytes,
+                self.num_gpu,
+                self.gpu_milli,
+                self.gpu_models,
+                self.shape_id,
+                strict=True,
+            )
         ]
 
     def subset(self, rows: npt.NDArray[np.int64]) -> JobTable:
         """The jobs at ``rows`` (in that order), renumbering nothing but keeping shapes."""
         return JobTable(
-            job_id=tuple(self.job_id[i] for i in rows), submit_s=self.submit_s[rows],
-            run_s=self.run_s[rows], est_run_s=self.est_run_s[rows], num_gpu=self.num_gpu[rows],
-            gpu_milli=self.gpu_milli[rows], cpu_milli=self.cpu_milli[rows],
+            job_id=tuple(self.job_id[i] for i in rows),
+            submit_s=self.submit_s[rows],
+            run_s=self.run_s[rows],
+            est_run_s=self.est_run_s[rows],
+            num_gpu=self.num_gpu[rows],
+            gpu_milli=self.gpu_milli[rows],
+            cpu_milli=self.cpu_milli[rows],
             memory_bytes=self.memory_bytes[rows],
-            gpu_models=tuple(self.gpu_models[i] for i in rows), priority=self.priority[rows],
-            tenant=self.tenant[rows], tenant_names=self.tenant_names,
-            shape_id=self.shape_id[rows], num_shapes=self.num_shapes,
+            gpu_models=tuple(self.gpu_models[i] for i in rows),
+            priority=self.priority[rows],
+            tenant=self.tenant[rows],
+            tenant_names=self.tenant_names,
+            shape_id=self.shape_id[rows],
+            num_shapes=self.num_shapes,
         )
 
     def to_frame(self) -> pd.DataFrame:
         """The canonical columns as a DataFrame."""
-        return pd.DataFrame({
-            "job_id": list(self.job_id), "submit_s": self.submit_s, "run_s": self.run_s,
-            "num_gpu": self.num_gpu, "gpu_milli": self.gpu_milli, "cpu_milli": self.cpu_milli,
-            "memory_bytes": self.memory_bytes, "gpu_models": list(self.gpu_models),
-            "priority": self.priority,
-            "tenant": [self.tenant_names[t] for t in self.tenant], "est_run_s": self.est_run_s,
-        })
+        return pd.DataFrame(
+            {
+                "job_id": list(self.job_id),
+                "submit_s": self.submit_s,
+                "run_s": self.run_s,
+                "num_gpu": self.num_gpu,
+                "gpu_milli": self.gpu_milli,
+                "cpu_milli": self.cpu_milli,
+                "memory_bytes": self.memory_bytes,
+                "gpu_models": list(self.gpu_models),
+                "priority": self.priority,
+                "tenant": [self.tenant_names[t] for t in self.tenant],
+                "est_run_s": self.est_run_s,
+            }
+        )
 
 
 def job_table(frame: pd.DataFrame) -> JobTable:
@@ -119,11 +155,16 @@ def job_table(frame: pd.DataFrame) -> JobTable:
     shared_multi = (gpu_milli < GPU_MILLI) & (num_gpu > 1)
     if shared_multi.any():
         row = int(np.flatnonzero(shared_multi)[0])
-        raise SpecError("gpu_milli", int(gpu_milli[row]),
-                        "a fraction of a GPU is only valid with num_gpu == 1", where=f"job {row}")
+        raise SpecError(
+            "gpu_milli",
+            int(gpu_milli[row]),
+            "a fraction of a GPU is only valid with num_gpu == 1",
+            where=f"job {row}",
+        )
     shape_cols = ["num_gpu", "gpu_milli", "cpu_milli", "memory_bytes", "gpu_models"]
-    shape_id = np.asarray(frame.groupby(shape_cols, sort=True, dropna=False).ngroup(),
-                          dtype=np.int64)
+    shape_id = np.asarray(
+        frame.groupby(shape_cols, sort=True, dropna=False).ngroup(), dtype=np.int64
+    )
     tenants = frame["tenant"].astype(str)
     tenant_names = tuple(sorted(tenants.unique()))
     tenant_code = pd.Categorical(tenants, categories=list(tenant_names)).codes.astype(np.int64)

@@ -35,8 +35,9 @@ def job_frame(sim: Simulation) -> pd.DataFrame:
     """Per-job results."""
     jobs, st = sim.jobs, sim.state
     start, end = st.first_start_s, st.end_s
-    frame = jobs.to_frame()[["job_id", "tenant", "priority", "num_gpu", "gpu_milli",
-                             "submit_s", "run_s"]]
+    frame = jobs.to_frame()[
+        ["job_id", "tenant", "priority", "num_gpu", "gpu_milli", "submit_s", "run_s"]
+    ]
     frame["first_start_s"] = start
     frame["end_s"] = end
     frame["queue_delay_s"] = start - jobs.submit_s
@@ -61,23 +62,37 @@ def summarize_run(sim: Simulation, jobs: pd.DataFrame, series: pd.DataFrame) -> 
     share = {t: float(v) / capacity_gpu_h if capacity_gpu_h else 0.0 for t, v in metered.items()}
     quota_share = sim.quota_gpu_milli / max(sim.total_gpu_milli, 1)
     return {
-        "queue": sim.config.queue, "placement": sim.config.placement, "seed": sim.config.seed,
-        "jobs": len(jobs), "finished": int(jobs["finished"].sum()),
+        "queue": sim.config.queue,
+        "placement": sim.config.placement,
+        "seed": sim.config.seed,
+        "jobs": len(jobs),
+        "finished": int(jobs["finished"].sum()),
         "unfinished": int((~jobs["finished"]).sum()),
-        "queue_delay_s": {"mean": float(delay.mean()) if delay.size else float("nan"),
-                          "p50": _pct(delay, 50), "p95": _pct(delay, 95), "p99": _pct(delay, 99)},
-        "jct_s": {"mean": float(done["jct_s"].mean()), "p50": _pct(done["jct_s"].to_numpy(), 50),
-                  "p99": _pct(done["jct_s"].to_numpy(), 99)},
-        "slowdown": {"mean": float(done["slowdown"].mean()),
-                     "p50": _pct(done["slowdown"].to_numpy(), 50)},
+        "queue_delay_s": {
+            "mean": float(delay.mean()) if delay.size else float("nan"),
+            "p50": _pct(delay, 50),
+            "p95": _pct(delay, 95),
+            "p99": _pct(delay, 99),
+        },
+        "jct_s": {
+            "mean": float(done["jct_s"].mean()),
+            "p50": _pct(done["jct_s"].to_numpy(), 50),
+            "p99": _pct(done["jct_s"].to_numpy(), 99),
+        },
+        "slowdown": {
+            "mean": float(done["slowdown"].mean()),
+            "p50": _pct(done["slowdown"].to_numpy(), 50),
+        },
         "makespan_s": horizon,
         "gpu_alloc_frac_mean": float(series["gpu_alloc_frac"].mean()) if len(series) else 0.0,
         "partial_gpu_free_frac_mean": float(series["partial_gpu_free_frac"].mean())
-        if len(series) else 0.0,
+        if len(series)
+        else 0.0,
         "gpu_hours_metered": {t: float(v) for t, v in metered.items()},
         "tenant_share_of_capacity": share,
-        "tenant_quota_share": {t: float(quota_share[i])
-                               for i, t in enumerate(sim.jobs.tenant_names)},
+        "tenant_quota_share": {
+            t: float(quota_share[i]) for i, t in enumerate(sim.jobs.tenant_names)
+        },
         "gpu_hours_lost_failures": sim.lost_by_kind["failure"] / HOUR_S,
         "gpu_hours_lost_preemption": sim.lost_by_kind["preemption"] / HOUR_S,
         "node_failures": sum(1 for e in sim.events if e[1] == "node_fail"),
@@ -91,5 +106,6 @@ def collect(sim: Simulation) -> SimResult:
     jobs = job_frame(sim)
     series = pd.DataFrame(sim.samples)
     events = pd.DataFrame(sim.events, columns=["time_s", "event", "index"])
-    return SimResult(jobs=jobs, timeseries=series, summary=summarize_run(sim, jobs, series),
-                     events=events)
+    return SimResult(
+        jobs=jobs, timeseries=series, summary=summarize_run(sim, jobs, series), events=events
+    )

@@ -52,9 +52,9 @@ class StepModelDuration:
     estimator: Estimator = _step_time_s
     """Step-time function; the step model by default (tests pass a stand-in)."""
     _cache: dict[tuple[int, tuple[int, ...]], float] = field(
-        default_factory=dict, init=False, repr=False, compare=False)
-    _resolved: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
-                                      compare=False)
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _resolved: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def run_time_s(self, job: JobView, placement: PlacementSummary) -> float:
         if job.num_gpu < 1 or job.gpu_milli < GPU_MILLI or job.base_run_s <= 0:
@@ -99,8 +99,13 @@ class StepModelDuration:
 
         tp = math.gcd(n, full.system.gpus_per_node)
         dp = n // tp
-        plan = ParallelPlan(tp=tp, dp=dp, micro_batch=1,
-                            global_batch=dp * self.microbatches_per_replica, seq_len=self.seq_len)
+        plan = ParallelPlan(
+            tp=tp,
+            dp=dp,
+            micro_batch=1,
+            global_batch=dp * self.microbatches_per_replica,
+            seq_len=self.seq_len,
+        )
         try:
             return self.estimator(self.model, sized, plan)
         except SpecError:

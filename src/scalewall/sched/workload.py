@@ -50,11 +50,14 @@ def acme_targets(cluster: str) -> AcmeTargets:
         raise SpecError("cluster", cluster, f"valid: {', '.join(table.index)}")
     row: dict[str, float] = {str(k): float(v) for k, v in table.loc[cluster].to_dict().items()}
     return AcmeTargets(
-        name=cluster, avg_gpu_num=float(row["avg_gpu_num"]), max_gpu=int(row["max_gpu"]),
+        name=cluster,
+        avg_gpu_num=float(row["avg_gpu_num"]),
+        max_gpu=int(row["max_gpu"]),
         avg_run_time_s=float(row["avg_run_time_gpu"]),
         med_run_time_s=float(row["med_run_time_gpu"]),
         max_run_time_s=float(row["max_run_time_gpu"]),
-        complete_rate=float(row["complete_rate_gpu"]), cancel_rate=float(row["cancel_rate_gpu"]),
+        complete_rate=float(row["complete_rate_gpu"]),
+        cancel_rate=float(row["cancel_rate_gpu"]),
         fail_rate=float(row["fail_rate_gpu"]),
     )
 
@@ -81,7 +84,7 @@ def _size_probs(targets: AcmeTargets, p_single: float) -> tuple[np.ndarray, np.n
     k = np.arange(1, sizes.size)
 
     def probs(r: float) -> np.ndarray:
-        tail = r ** k / (r ** k).sum()
+        tail = r**k / (r**k).sum()
         return np.concatenate([[p_single], (1 - p_single) * tail])
 
     def gap(log_r: float) -> float:
@@ -118,21 +121,30 @@ def synthetic_jobs(spec: WorkloadSpec, seed: int) -> pd.DataFrame:
     sizes, probs = _size_probs(targets, spec.p_single)
     num_gpu = rng.choice(sizes, size=spec.num_jobs, p=probs)
     sigma = _run_sigma(targets)
-    run = np.minimum(rng.lognormal(np.log(targets.med_run_time_s), sigma, spec.num_jobs),
-                     targets.max_run_time_s)
+    run = np.minimum(
+        rng.lognormal(np.log(targets.med_run_time_s), sigma, spec.num_jobs), targets.max_run_time_s
+    )
     run = np.maximum(np.round(run), 1.0)
     submit = np.sort(rng.uniform(0.0, spec.span_s, spec.num_jobs))
     outcome_p = np.array([targets.complete_rate, targets.cancel_rate, targets.fail_rate])
-    status = rng.choice(["completed", "canceled", "failed"], size=spec.num_jobs,
-                        p=outcome_p / outcome_p.sum())
+    status = rng.choice(
+        ["completed", "canceled", "failed"], size=spec.num_jobs, p=outcome_p / outcome_p.sum()
+    )
     weights = 1.0 / np.arange(1, spec.num_tenants + 1)
     tenant = rng.choice(spec.num_tenants, size=spec.num_jobs, p=weights / weights.sum())
-    return pd.DataFrame({
-        "job_id": [f"job-{i:07d}" for i in range(spec.num_jobs)], "submit_s": submit,
-        "run_s": run, "num_gpu": num_gpu.astype(np.int64),
-        "gpu_milli": np.full(spec.num_jobs, GPU_MILLI, dtype=np.int64),
-        "cpu_milli": (num_gpu * spec.cpu_milli_per_gpu).astype(np.int64),
-        "memory_bytes": np.zeros(spec.num_jobs, dtype=np.int64), "gpu_models": "",
-        "priority": np.zeros(spec.num_jobs, dtype=np.int64),
-        "tenant": [f"tenant-{t}" for t in tenant], "est_run_s": run, "status": status,
-    })
+    return pd.DataFrame(
+        {
+            "job_id": [f"job-{i:07d}" for i in range(spec.num_jobs)],
+            "submit_s": submit,
+            "run_s": run,
+            "num_gpu": num_gpu.astype(np.int64),
+            "gpu_milli": np.full(spec.num_jobs, GPU_MILLI, dtype=np.int64),
+            "cpu_milli": (num_gpu * spec.cpu_milli_per_gpu).astype(np.int64),
+            "memory_bytes": np.zeros(spec.num_jobs, dtype=np.int64),
+            "gpu_models": "",
+            "priority": np.zeros(spec.num_jobs, dtype=np.int64),
+            "tenant": [f"tenant-{t}" for t in tenant],
+            "est_run_s": run,
+            "status": status,
+        }
+    )

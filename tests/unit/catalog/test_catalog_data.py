@@ -34,29 +34,80 @@ VALIDATION_RUNS = (
 
 REQUIRED: dict[str, set[str]] = {
     "accelerators": {
-        "a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm-80gb", "h800", "h200", "b200", "gb200",
-        "gb300", "mi300x", "mi325x", "ascend-910b",
+        "a100-sxm-40gb",
+        "a100-sxm-80gb",
+        "h100-sxm-80gb",
+        "h800",
+        "h200",
+        "b200",
+        "gb200",
+        "gb300",
+        "mi300x",
+        "mi325x",
+        "ascend-910b",
     },
     "systems": {
-        "dgx-a100", "dgx-a100-40gb", "dgx-h100", "hgx-h800", "hgx-h200", "dgx-b200",
-        "gb200-nvl72", "gb300-nvl72", "mi300x-platform", "mi325x-platform", "ascend-910b-node",
+        "dgx-a100",
+        "dgx-a100-40gb",
+        "dgx-h100",
+        "hgx-h800",
+        "hgx-h200",
+        "dgx-b200",
+        "gb200-nvl72",
+        "gb300-nvl72",
+        "mi300x-platform",
+        "mi325x-platform",
+        "ascend-910b-node",
     },
     "links": {"ib-hdr", "ib-ndr", "ib-xdr", "roce-200", "roce-400", "roce-800"},
     "fabrics": {
-        "hdr-rail-2tier", "hdr-rail-3tier", "ndr-rail-2tier", "ndr-rail-3tier", "xdr-rail-2tier",
-        "roce400-rail-3tier", "roce400-tor-3tier-oversub", "llama3-roce-3tier", "selene-hdr",
+        "hdr-rail-2tier",
+        "hdr-rail-3tier",
+        "ndr-rail-2tier",
+        "ndr-rail-3tier",
+        "xdr-rail-2tier",
+        "roce400-rail-3tier",
+        "roce400-tor-3tier-oversub",
+        "llama3-roce-3tier",
+        "selene-hdr",
         "deepseek-ib",
     },
     "clusters": {
-        "selene", "llama3-24k", "dgx-h100-superpod-1024", "h100-16k-ndr", "deepseek-v3-2048",
-        "gb200-nvl72-576", "mi300x-1024", "vtrain-a100",
+        "selene",
+        "llama3-24k",
+        "dgx-h100-superpod-1024",
+        "h100-16k-ndr",
+        "deepseek-v3-2048",
+        "gb200-nvl72-576",
+        "mi300x-1024",
+        "vtrain-a100",
     },
     "models": {
-        "megatron-1.7b", "megatron-3.6b", "megatron-7.5b", "megatron-18b", "megatron-39b",
-        "megatron-76b", "megatron-145b", "megatron-310b", "megatron-530b", "megatron-1t",
-        "gpt3-175b", "llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b",
-        "llama3.1-8b", "llama3.1-70b", "llama3.1-405b", "bloom-176b", "opt-175b", "mt-nlg-530b",
-        "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3",
+        "megatron-1.7b",
+        "megatron-3.6b",
+        "megatron-7.5b",
+        "megatron-18b",
+        "megatron-39b",
+        "megatron-76b",
+        "megatron-145b",
+        "megatron-310b",
+        "megatron-530b",
+        "megatron-1t",
+        "gpt3-175b",
+        "llama2-7b",
+        "llama2-13b",
+        "llama2-70b",
+        "llama3-8b",
+        "llama3-70b",
+        "llama3.1-8b",
+        "llama3.1-70b",
+        "llama3.1-405b",
+        "bloom-176b",
+        "opt-175b",
+        "mt-nlg-530b",
+        "mixtral-8x7b",
+        "mixtral-8x22b",
+        "deepseek-v3",
     },
 }
 
@@ -67,10 +118,17 @@ FP8_DOUBLE_BF16 = {"h100-sxm-80gb", "h800", "h200", "b200", "gb200", "gb300"}
 _UNIT_SCALES = (
     1.0,
     1e-2,  # percent
-    1e3, 1e6, 1e9, 1e12, 1e15,  # k, M, G, T, P
-    1e9 / 2, 1e12 / 2,  # bidirectional GB/s or TB/s, halved to per direction
-    1e9 / 8, 1e12 / 8,  # Gb/s, Tb/s to bytes/s
-    1e-9, 1e-6,  # ns, us
+    1e3,
+    1e6,
+    1e9,
+    1e12,
+    1e15,  # k, M, G, T, P
+    1e9 / 2,
+    1e12 / 2,  # bidirectional GB/s or TB/s, halved to per direction
+    1e9 / 8,
+    1e12 / 8,  # Gb/s, Tb/s to bytes/s
+    1e-9,
+    1e-6,  # ns, us
 )
 _REL_TOL = 5e-3
 # A number not glued to a preceding letter or digit ("H100", "MI300X" name parts, not figures).
@@ -117,9 +175,7 @@ def _numeric_items(raw: dict[str, Any]) -> list[tuple[str, float]]:
 
 
 def test_every_required_id_exists() -> None:
-    missing = {
-        kind: sorted(ids - set(catalog.entries(kind))) for kind, ids in REQUIRED.items()
-    }
+    missing = {kind: sorted(ids - set(catalog.entries(kind))) for kind, ids in REQUIRED.items()}
     assert not any(missing.values()), f"missing catalog entries: {missing}"
 
 
@@ -215,8 +271,14 @@ def test_clusters_reference_existing_systems_and_fabrics() -> None:
 
 @pytest.mark.parametrize(
     ("cluster_id", "gpus"),
-    [("selene", 4480), ("llama3-24k", 24576), ("h100-16k-ndr", 16384),
-     ("deepseek-v3-2048", 2048), ("gb200-nvl72-576", 576), ("mi300x-1024", 1024)],
+    [
+        ("selene", 4480),
+        ("llama3-24k", 24576),
+        ("h100-16k-ndr", 16384),
+        ("deepseek-v3-2048", 2048),
+        ("gb200-nvl72-576", 576),
+        ("mi300x-1024", 1024),
+    ],
 )
 def test_cluster_gpu_counts_match_their_sources(cluster_id: str, gpus: int) -> None:
     cl = catalog.cluster_spec(cluster_id)
@@ -243,7 +305,10 @@ def test_deepseek_v3_shape() -> None:
     assert (m.routed_experts, m.shared_experts, m.top_k, m.expert_ffn_hidden) == (256, 1, 8, 2048)
     assert (m.first_dense_layers, m.ffn_hidden, m.mtp_layers) == (3, 18432, 1)
     assert (m.q_lora_rank, m.kv_lora_rank, m.qk_nope_head_dim, m.qk_rope_head_dim) == (
-        1536, 512, 128, 64,
+        1536,
+        512,
+        128,
+        64,
     )
     assert (m.params_published, m.active_params_published) == (671e9, 37e9)
 

@@ -14,5 +14,6 @@ def llama70b() -> ModelSpec:
 
 @pytest.fixture
 def h100_1024() -> Cluster:
-    return make_cluster(system=catalog.system("dgx-h100"), fabric=catalog.fabric("ndr-rail-3tier"),
-                        num_gpus=1024)
+    return make_cluster(
+        system=catalog.system("dgx-h100"), fabric=catalog.fabric("ndr-rail-3tier"), num_gpus=1024
+    )

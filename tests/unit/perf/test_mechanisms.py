@@ -20,8 +20,9 @@ EFF = Efficiency()
 MIB = 2.0**20
 
 
-def run(model: ModelSpec, cluster: Cluster, *plans: ParallelPlan,
-        stack: Stack | None = None) -> StepArrays:
+def run(
+    model: ModelSpec, cluster: Cluster, *plans: ParallelPlan, stack: Stack | None = None
+) -> StepArrays:
     batch = PlanBatch.from_plans(model, list(plans))
     return step_model(model, cluster, batch, EFF, stack or Stack())
 
@@ -57,8 +58,9 @@ def test_interleaving_halves_the_bubble(llama70b: ModelSpec, h100_1024: Cluster)
 
 
 def test_full_recompute_trades_memory_for_time(llama70b: ModelSpec, h100_1024: Cluster) -> None:
-    plan = ParallelPlan(tp=8, pp=4, dp=32, micro_batch=1, global_batch=256, seq_len=4096,
-                        recompute="selective")
+    plan = ParallelPlan(
+        tp=8, pp=4, dp=32, micro_batch=1, global_batch=256, seq_len=4096, recompute="selective"
+    )
     out = run(llama70b, h100_1024, plan, replace(plan, recompute="full"))
     # Full recompute keeps only each layer's input: 2 bytes x s x b x h / t (SP) per layer, for
     # the 20 layers of the first stage times the 4 micro-batches in flight:
@@ -91,9 +93,17 @@ def test_zero_stages_shrink_memory(llama70b: ModelSpec, h100_1024: Cluster) -> N
 
 
 def _oversubscribed(ratio: float, pod_gpus: int = 256) -> Cluster:
-    fabric = Fabric(id="t", name="t", link="ib-ndr", wiring="rail-optimized", tiers=3,
-                    oversubscription=[1.0, ratio], leaf_gpus=16, pod_gpus=pod_gpus,
-                    source="test")
+    fabric = Fabric(
+        id="t",
+        name="t",
+        link="ib-ndr",
+        wiring="rail-optimized",
+        tiers=3,
+        oversubscription=[1.0, ratio],
+        leaf_gpus=16,
+        pod_gpus=pod_gpus,
+        source="test",
+    )
     return make_cluster(system=catalog.system("dgx-h100"), fabric=fabric, num_gpus=512)
 
 

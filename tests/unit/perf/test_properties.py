@@ -25,11 +25,23 @@ def cluster(gpus: int, nic_scale: float = 1.0):  # type: ignore[no-untyped-def]
 
 plans = st.builds(
     lambda tp, pp, dp, mb, per, rc, zero, sp: ParallelPlan(
-        tp=tp, pp=pp, dp=dp, micro_batch=mb, global_batch=dp * mb * per * pp, seq_len=4096,
-        recompute=rc, zero=zero, sequence_parallel=sp),
-    tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2, 4]),
-    dp=st.sampled_from([1, 2, 4, 16]), mb=st.sampled_from([1, 2]), per=st.sampled_from([1, 4]),
-    rc=st.sampled_from(["none", "selective", "full"]), zero=st.integers(0, 3),
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        micro_batch=mb,
+        global_batch=dp * mb * per * pp,
+        seq_len=4096,
+        recompute=rc,
+        zero=zero,
+        sequence_parallel=sp,
+    ),
+    tp=st.sampled_from([1, 2, 4, 8]),
+    pp=st.sampled_from([1, 2, 4]),
+    dp=st.sampled_from([1, 2, 4, 16]),
+    mb=st.sampled_from([1, 2]),
+    per=st.sampled_from([1, 4]),
+    rc=st.sampled_from(["none", "selective", "full"]),
+    zero=st.integers(0, 3),
     sp=st.booleans(),
 )
 
@@ -51,10 +63,12 @@ def test_memory_per_gpu_never_grows_with_more_tp_or_pp(plan: ParallelPlan) -> No
     if plan.tp < 8:
         variants.append(dataclasses.replace(plan, tp=plan.tp * 2))
     if plan.pp < 4:
-        variants.append(dataclasses.replace(plan, pp=plan.pp * 2,
-                                            global_batch=plan.global_batch * 2))
+        variants.append(
+            dataclasses.replace(plan, pp=plan.pp * 2, global_batch=plan.global_batch * 2)
+        )
     for variant in variants[1:]:
         pair = PlanBatch.from_plans(MODEL, [plan, variant])
-        out = step_model(MODEL, cluster(max(plan.num_gpus, variant.num_gpus)), pair,
-                         Efficiency(), Stack())
+        out = step_model(
+            MODEL, cluster(max(plan.num_gpus, variant.num_gpus)), pair, Efficiency(), Stack()
+        )
         assert out.memory_total_bytes[1] <= out.memory_total_bytes[0] * (1 + 1e-12)

@@ -8,15 +8,18 @@ from scalewall import catalog
 from scalewall.workload import active_param_count, param_count
 
 
-@pytest.mark.parametrize(("model_id", "exact"), [
-    # Sums of the tensor shapes in the released checkpoints' safetensors index (HF model cards
-    # list 8.03B, 70.6B, 405.9B, 46.7B and 671B (without the 14B MTP module)).
-    ("llama3-8b", 8_030_261_248),
-    ("llama3-70b", 70_553_706_496),
-    ("llama3.1-405b", 405_853_388_800),
-    ("mixtral-8x7b", 46_702_792_704),
-    ("llama2-7b", 6_738_415_616),
-])
+@pytest.mark.parametrize(
+    ("model_id", "exact"),
+    [
+        # Sums of the tensor shapes in the released checkpoints' safetensors index (HF model cards
+        # list 8.03B, 70.6B, 405.9B, 46.7B and 671B (without the 14B MTP module)).
+        ("llama3-8b", 8_030_261_248),
+        ("llama3-70b", 70_553_706_496),
+        ("llama3.1-405b", 405_853_388_800),
+        ("mixtral-8x7b", 46_702_792_704),
+        ("llama2-7b", 6_738_415_616),
+    ],
+)
 def test_total_parameters_exact(model_id: str, exact: int) -> None:
     assert param_count(catalog.model(model_id)) == exact
 

@@ -34,6 +34,11 @@ from scalewall.sched.policies.queueing import (
 )
 
 __all__ = [
-    "PlacementPolicy", "QueuePolicy", "SchedulerView", "make_placement", "make_queue",
-    "placement_names", "queue_names",
+    "PlacementPolicy",
+    "QueuePolicy",
+    "SchedulerView",
+    "make_placement",
+    "make_queue",
+    "placement_names",
+    "queue_names",
 ]

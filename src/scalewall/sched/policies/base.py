@@ -68,8 +68,13 @@ def tightest_slots(cluster: Cluster, node: int, request: Request) -> tuple[int, 
 
 def single_node(node: int, slots: tuple[int, ...], request: Request) -> Placement:
     """A one-node :class:`Placement`."""
-    return Placement(nodes=(node,), gpu_slots=(slots,), gpu_milli=request.gpu_milli,
-                     cpu_milli=(request.cpu_milli,), memory_bytes=(request.memory_bytes,))
+    return Placement(
+        nodes=(node,),
+        gpu_slots=(slots,),
+        gpu_milli=request.gpu_milli,
+        cpu_milli=(request.cpu_milli,),
+        memory_bytes=(request.memory_bytes,),
+    )
 
 
 def needs_gang(cluster: Cluster, request: Request) -> bool:
@@ -165,8 +170,13 @@ def fill_gang(cluster: Cluster, request: Request, cap: IntArray, order: IntArray
     share = [len(s) / request.num_gpu for s in slots]
     cpu = [int(np.ceil(request.cpu_milli * f)) for f in share]
     mem = [int(np.ceil(request.memory_bytes * f)) for f in share]
-    return Placement(nodes=tuple(nodes), gpu_slots=tuple(slots), gpu_milli=GPU_MILLI,
-                     cpu_milli=tuple(cpu), memory_bytes=tuple(mem))
+    return Placement(
+        nodes=tuple(nodes),
+        gpu_slots=tuple(slots),
+        gpu_milli=GPU_MILLI,
+        cpu_milli=tuple(cpu),
+        memory_bytes=tuple(mem),
+    )
 
 
 _PLACEMENTS: dict[str, Callable[[], PlacementPolicy]] = {}

@@ -24,8 +24,9 @@ class DominantResourceFairQueue:
         quotas = view.quota_gpu_milli
         weight = quotas / max(int(quotas.sum()), 1)
         while queues:
-            share = {t: float(view.usage_vector(t).max()) / max(float(weight[t]), 1e-12)
-                     for t in queues}
+            share = {
+                t: float(view.usage_vector(t).max()) / max(float(weight[t]), 1e-12) for t in queues
+            }
             tenant = min(share, key=lambda t: (share[t], t))
             job = queues[tenant][0]
             if view.try_start(job):

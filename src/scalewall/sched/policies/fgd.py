@@ -64,11 +64,20 @@ def target_workload(jobs: JobTable, cluster: Cluster, *, popularity_frac: float)
     ``popularity_frac`` of the jobs, with their renormalised frequencies."""
     if not 0.0 < popularity_frac <= 1.0:
         raise SpecError("popularity_frac", popularity_frac, "must be in (0, 1]")
-    frame = pd.DataFrame({"cpu": jobs.cpu_milli, "num": jobs.num_gpu, "milli": jobs.gpu_milli,
-                          "models": list(jobs.gpu_models)})
+    frame = pd.DataFrame(
+        {
+            "cpu": jobs.cpu_milli,
+            "num": jobs.num_gpu,
+            "milli": jobs.gpu_milli,
+            "models": list(jobs.gpu_models),
+        }
+    )
     counts = frame.value_counts(sort=False).reset_index(name="count")
-    counts = counts.sort_values(["count", "cpu", "num", "milli", "models"],
-                                ascending=[False, True, True, True, True], kind="stable")
+    counts = counts.sort_values(
+        ["count", "cpu", "num", "milli", "models"],
+        ascending=[False, True, True, True, True],
+        kind="stable",
+    )
     cum = counts["count"].cumsum().to_numpy() / len(frame)
     keep = int(np.searchsorted(cum, popularity_frac - 1e-12)) + 1
     top = counts.iloc[:keep]
@@ -76,16 +85,20 @@ def target_workload(jobs: JobTable, cluster: Cluster, *, popularity_frac: float)
     milli = top["milli"].to_numpy(np.int64)
     levels, level_of = np.unique(milli, return_inverse=True)
     return TargetWorkload(
-        cpu_milli=top["cpu"].to_numpy(np.int64), num_gpu=top["num"].to_numpy(np.int64),
+        cpu_milli=top["cpu"].to_numpy(np.int64),
+        num_gpu=top["num"].to_numpy(np.int64),
         gpu_milli=milli,
         model_mask=np.array([cluster.model_mask(m) for m in top["models"]], dtype=np.int64),
-        weight=weight / weight.sum(), levels=levels.astype(np.int64),
-        level_of=level_of.astype(np.int64), count=top["count"].to_numpy(np.int64),
+        weight=weight / weight.sum(),
+        levels=levels.astype(np.int64),
+        level_of=level_of.astype(np.int64),
+        count=top["count"].to_numpy(np.int64),
     )
 
 
-def node_fragmentation(free: IntArray, cpu: IntArray, model_bit: IntArray,
-                       target: TargetWorkload) -> FloatArray:
+def node_fragmentation(
+    free: IntArray, cpu: IntArray, model_bit: IntArray, target: TargetWorkload
+) -> FloatArray:
     """F_n(M) for each row of ``free`` (states x GPU slots, milli-GPU), in milli-GPU.
 
     Written as F = total - sum_m p_m [m usable] * (free capacity on GPUs with room for m).
@@ -144,8 +157,13 @@ class FgdPlacement(ScoredPlacement):
 
     def _intern(self, cluster: Cluster, node: int) -> int:
         free = np.sort(cluster.gpu_free_milli[node])
-        key = (int(cluster.model_bit[node]), int(cluster.cpu_free[node]),
-               int(cluster.mem_free[node]), int(cluster.schedulable[node]), *free.tolist())
+        key = (
+            int(cluster.model_bit[node]),
+            int(cluster.cpu_free[node]),
+            int(cluster.mem_free[node]),
+            int(cluster.schedulable[node]),
+            *free.tolist(),
+        )
         sid = self.keys.get(key)
         if sid is None:
             sid = len(self.keys)
@@ -162,8 +180,10 @@ class FgdPlacement(ScoredPlacement):
     def _grow(self) -> None:
         n = self.st_cpu.size
         self.st_free = np.concatenate([self.st_free, np.zeros_like(self.st_free)])
-        self.st_cpu, self.st_mem, self.st_bit = (np.concatenate([a, np.zeros(n, np.int64)])
-                                                 for a in (self.st_cpu, self.st_mem, self.st_bit))
+        self.st_cpu, self.st_mem, self.st_bit = (
+            np.concatenate([a, np.zeros(n, np.int64)])
+            for a in (self.st_cpu, self.st_mem, self.st_bit)
+        )
         self.st_ok = np.concatenate([self.st_ok, np.zeros(n, bool)])
         self.st_frag = np.concatenate([self.st_frag, np.full(n, np.nan)])
         self.delta = np.concatenate([self.delta, np.full_like(self.delta, np.nan)])
@@ -185,8 +205,9 @@ class FgdPlacement(ScoredPlacement):
         before = self.st_frag[sids]
         unknown = np.isnan(before)
         if unknown.any():
-            before[unknown] = node_fragmentation(free[unknown], cpu[unknown], bit[unknown],
-                                                 self.target)
+            before[unknown] = node_fragmentation(
+                free[unknown], cpu[unknown], bit[unknown], self.target
+            )
             self.st_frag[sids[unknown]] = before[unknown]
         cpu_after = cpu - request.cpu_milli
         choice = np.full(sids.size, -1, dtype=np.int64)
@@ -196,13 +217,14 @@ class FgdPlacement(ScoredPlacement):
             delta, choice = self._share_delta(free, cpu_after, bit, before, request.gpu_milli)
         else:
             after = free.copy()
-            after[:, free.shape[1] - request.num_gpu:] = 0  # sorted: whole free GPUs come last
+            after[:, free.shape[1] - request.num_gpu :] = 0  # sorted: whole free GPUs come last
             delta = node_fragmentation(after, cpu_after, bit, self.target) - before
         self.delta[sids, request.shape_id] = np.where(ok, delta, np.inf)
         self.choice[sids, request.shape_id] = choice
 
-    def _share_delta(self, free: IntArray, cpu_after: IntArray, bit: IntArray,
-                     before: FloatArray, milli: int) -> tuple[FloatArray, IntArray]:
+    def _share_delta(
+        self, free: IntArray, cpu_after: IntArray, bit: IntArray, before: FloatArray, milli: int
+    ) -> tuple[FloatArray, IntArray]:
         k, width = free.shape
         # Rows are sorted, so equal slots are adjacent and give the same after-state: score
         # only the first slot of each run of equal values that has room (about a third of

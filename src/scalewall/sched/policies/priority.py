@@ -24,8 +24,10 @@ class PriorityPreemptQueue:
     def _preempt_for(self, view: SchedulerView, job: int) -> bool:
         """Preempt lower-priority jobs until ``job`` starts; False when it cannot."""
         prio = view.jobs.priority
-        victims = sorted((j for j in view.running if prio[j] < prio[job]),
-                         key=lambda j: (prio[j], -view.running[j], -j))
+        victims = sorted(
+            (j for j in view.running if prio[j] < prio[job]),
+            key=lambda j: (prio[j], -view.running[j], -j),
+        )
         reachable = view.free_gpu_milli + sum(gpu_milli(view.jobs, v) for v in victims)
         if reachable < gpu_milli(view.jobs, job):
             return False

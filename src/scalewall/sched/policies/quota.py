@@ -37,16 +37,20 @@ class QuotaQueue:
 
     def _own_use(self, view: SchedulerView, tenant: int) -> int:
         jobs = view.jobs
-        return sum(gpu_milli(jobs, j) for j in view.running
-                   if jobs.tenant[j] == tenant and not view.borrowed(j))
+        return sum(
+            gpu_milli(jobs, j)
+            for j in view.running
+            if jobs.tenant[j] == tenant and not view.borrowed(j)
+        )
 
     def _reclaim(self, view: SchedulerView, job: int) -> bool:
         """Preempt other tenants' borrowed jobs until ``job`` starts."""
         jobs = view.jobs
         tenant = jobs.tenant[job]
-        victims = sorted((j for j in view.running
-                          if view.borrowed(j) and jobs.tenant[j] != tenant),
-                         key=lambda j: (-view.running[j], -j))
+        victims = sorted(
+            (j for j in view.running if view.borrowed(j) and jobs.tenant[j] != tenant),
+            key=lambda j: (-view.running[j], -j),
+        )
         for victim in victims:
             view.preempt(victim)
             if view.try_start(job):

@@ -37,8 +37,9 @@ def read_csv_text(path: Path, *, names: list[str] | None = None) -> pd.DataFrame
     """All cells as strings (empty cells as ""); a missing file is a user error."""
     if not path.is_file():
         raise SpecError("trace", str(path), "no such file")
-    return pd.read_csv(path, dtype=str, keep_default_na=False, header=None if names else "infer",
-                       names=names)
+    return pd.read_csv(
+        path, dtype=str, keep_default_na=False, header=None if names else "infer", names=names
+    )
 
 
 def numeric(text: pd.Series, *, allow_empty: bool = False) -> npt.NDArray[np.float64]:
@@ -58,9 +59,15 @@ def blank(text: pd.Series) -> npt.NDArray[np.bool_]:
     return np.asarray(text.astype(str).str.strip() == "")
 
 
-def check_rows(path: Path, raw: pd.DataFrame, bad: dict[str, npt.NDArray[np.bool_]],
-               valid: dict[str, str], *, skip_bad_rows: bool,
-               header_lines: int = 1) -> npt.NDArray[np.bool_]:
+def check_rows(
+    path: Path,
+    raw: pd.DataFrame,
+    bad: dict[str, npt.NDArray[np.bool_]],
+    valid: dict[str, str],
+    *,
+    skip_bad_rows: bool,
+    header_lines: int = 1,
+) -> npt.NDArray[np.bool_]:
     """Rows to keep. Without ``skip_bad_rows`` the first bad row raises :class:`TraceRowError`
     naming the file, the 1-based line number, the field and its value."""
     any_bad = np.zeros(len(raw), dtype=bool)
@@ -70,8 +77,12 @@ def check_rows(path: Path, raw: pd.DataFrame, bad: dict[str, npt.NDArray[np.bool
         row = int(np.flatnonzero(any_bad)[0])
         field = next(f for f, mask in bad.items() if mask[row])
         value = raw.iloc[row][field] if field in raw.columns else None
-        raise TraceRowError(field, value, valid[field] + " (use --skip-bad-rows to skip such rows)",
-                            where=f"{path}:{row + 1 + header_lines}")
+        raise TraceRowError(
+            field,
+            value,
+            valid[field] + " (use --skip-bad-rows to skip such rows)",
+            where=f"{path}:{row + 1 + header_lines}",
+        )
     return ~any_bad
 
 
@@ -82,8 +93,9 @@ def require_columns(path: Path, raw: pd.DataFrame, needed: list[str]) -> None:
         raise SpecError("columns", missing, f"{path} needs columns {', '.join(needed)}")
 
 
-def seconds_since(text: pd.Series, origin: pd.Timestamp | None,
-                  fmt: str | None = None) -> tuple[npt.NDArray[np.float64], pd.Timestamp | None]:
+def seconds_since(
+    text: pd.Series, origin: pd.Timestamp | None, fmt: str | None = None
+) -> tuple[npt.NDArray[np.float64], pd.Timestamp | None]:
     """Timestamps as seconds after ``origin`` (the earliest one when ``origin`` is None)."""
     stamps = pd.to_datetime(text.replace({"": None, "None": None}), errors="coerce", format=fmt)
     if origin is None:

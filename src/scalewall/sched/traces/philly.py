@@ -47,38 +47,53 @@ def _failed_attempts(job: Any) -> list[tuple[str, str]]:
     failed = attempts[:-1] + (attempts[-1:] if job.get("status") == "Failed" else [])
     out = []
     for attempt in failed:
-        machines = [d.get("ip") for d in attempt.get("detail") or []
-                    if isinstance(d, dict) and d.get("ip")]
+        machines = [
+            d.get("ip") for d in attempt.get("detail") or [] if isinstance(d, dict) and d.get("ip")
+        ]
         if machines and attempt.get("end_time"):
             out.append((str(attempt["end_time"]), str(machines[0])))
     return out
 
 
-def _node_failures(data: list[Any], origin: pd.Timestamp | None,
-                   keep: np.ndarray) -> tuple[tuple[float, str], ...]:
+def _node_failures(
+    data: list[Any], origin: pd.Timestamp | None, keep: np.ndarray
+) -> tuple[tuple[float, str], ...]:
     rows = [f for job, kept in zip(data, keep, strict=True) if kept for f in _failed_attempts(job)]
     if not rows or origin is None:
         return ()
     times, _ = seconds_since(pd.Series([t for t, _ in rows]), origin)
-    return tuple(sorted((float(t), m) for t, (_, m) in zip(times, rows, strict=True)
-                        if np.isfinite(t)))
+    return tuple(
+        sorted((float(t), m) for t, (_, m) in zip(times, rows, strict=True) if np.isfinite(t))
+    )
 
 
-def read_philly_machines(path: Path, *, skip_bad_rows: bool = False,
-                         nodes_per_rack: int = 16, racks_per_pod: int = 16) -> list[NodeSpec]:
+def read_philly_machines(
+    path: Path, *, skip_bad_rows: bool = False, nodes_per_rack: int = 16, racks_per_pod: int = 16
+) -> list[NodeSpec]:
     """Nodes of a Philly ``cluster_machine_list`` (racks assigned in file order; the list has
     no CPU or memory, so CPU and memory never limit a placement)."""
     raw = read_csv_text(path)
-    gpus = numeric(raw["number of GPUs"]) if "number of GPUs" in raw.columns else \
-        np.full(len(raw), np.nan)
+    gpus = (
+        numeric(raw["number of GPUs"])
+        if "number of GPUs" in raw.columns
+        else np.full(len(raw), np.nan)
+    )
     names = raw["machineId"] if "machineId" in raw.columns else pd.Series([""] * len(raw))
     bad = {"machineId": blank(names), "number of GPUs": not_whole(gpus)}
     valid = {"machineId": "must not be empty", "number of GPUs": "must be a whole number >= 0"}
     keep = check_rows(path, raw, bad, valid, skip_bad_rows=skip_bad_rows)
-    return [NodeSpec(name=str(names.iloc[r]).strip(), cpu_milli=2**40, memory_bytes=2**50,
-                     num_gpus=int(gpus[r]), gpu_model="philly" if gpus[r] > 0 else "",
-                     rack=i // nodes_per_rack, pod=i // (nodes_per_rack * racks_per_pod))
-            for i, r in enumerate(np.flatnonzero(keep))]
+    return [
+        NodeSpec(
+            name=str(names.iloc[r]).strip(),
+            cpu_milli=2**40,
+            memory_bytes=2**50,
+            num_gpus=int(gpus[r]),
+            gpu_model="philly" if gpus[r] > 0 else "",
+            rack=i // nodes_per_rack,
+            pod=i // (nodes_per_rack * racks_per_pod),
+        )
+        for i, r in enumerate(np.flatnonzero(keep))
+    ]
 
 
 def _flatten(job: Any) -> dict[str, Any]:
@@ -88,10 +103,14 @@ def _flatten(job: Any) -> dict[str, Any]:
     detail = first.get("detail") or []
     gpus = sum(len(d.get("gpus") or []) for d in detail if isinstance(d, dict))
     get = job.get if isinstance(job, dict) else (lambda _k, _d=None: None)
-    return {"jobid": str(get("jobid", "") or ""), "vc": str(get("vc", "") or "default"),
-            "submitted_time": str(get("submitted_time", "") or ""),
-            "start_time": str(first.get("start_time", "") or ""),
-            "end_time": str(last.get("end_time", "") or ""), "gpus": gpus}
+    return {
+        "jobid": str(get("jobid", "") or ""),
+        "vc": str(get("vc", "") or "default"),
+        "submitted_time": str(get("submitted_time", "") or ""),
+        "start_time": str(first.get("start_time", "") or ""),
+        "end_time": str(last.get("end_time", "") or ""),
+        "gpus": gpus,
+    }
 
 
 def read_philly(path: Path, *, skip_bad_rows: bool = False) -> TraceRead:
@@ -105,26 +124,48 @@ def read_philly(path: Path, *, skip_bad_rows: bool = False) -> TraceRead:
         raise SpecError("trace", str(path), why) from None
     if not isinstance(data, list):
         raise SpecError("trace", str(path), "a Philly job log is a JSON list of jobs")
-    raw = pd.DataFrame([_flatten(j) for j in data],
-                       columns=["jobid", "vc", "submitted_time", "start_time", "end_time", "gpus"])
+    raw = pd.DataFrame(
+        [_flatten(j) for j in data],
+        columns=["jobid", "vc", "submitted_time", "start_time", "end_time", "gpus"],
+    )
     submit, origin = seconds_since(raw["submitted_time"], None)
     start, _ = seconds_since(raw["start_time"], origin)
     end, _ = seconds_since(raw["end_time"], origin)
     gpus = raw["gpus"].to_numpy(np.float64)
-    bad = {"jobid": (raw["jobid"] == "").to_numpy(), "submitted_time": np.isnan(submit),
-           "start_time": np.isnan(start) | (start < submit),
-           "end_time": np.isnan(end) | (end < start)}
-    valid = {"jobid": "must not be empty", "submitted_time": "must be a timestamp",
-             "start_time": "first attempt needs a start time, not before submission",
-             "end_time": "last attempt needs an end time, not before the start"}
+    bad = {
+        "jobid": (raw["jobid"] == "").to_numpy(),
+        "submitted_time": np.isnan(submit),
+        "start_time": np.isnan(start) | (start < submit),
+        "end_time": np.isnan(end) | (end < start),
+    }
+    valid = {
+        "jobid": "must not be empty",
+        "submitted_time": "must be a timestamp",
+        "start_time": "first attempt needs a start time, not before submission",
+        "end_time": "last attempt needs an end time, not before the start",
+    }
     keep = check_rows(path, raw, bad, valid, skip_bad_rows=skip_bad_rows, header_lines=0)
     run = end - start
-    frame = pd.DataFrame({
-        "job_id": raw["jobid"], "submit_s": submit, "run_s": run, "num_gpu": gpus,
-        "gpu_milli": np.where(gpus > 0, GPU_MILLI, 0), "cpu_milli": 0, "memory_bytes": 0,
-        "gpu_models": "", "priority": 0, "tenant": raw["vc"], "est_run_s": run,
-    })[keep].reset_index(drop=True)
+    frame = pd.DataFrame(
+        {
+            "job_id": raw["jobid"],
+            "submit_s": submit,
+            "run_s": run,
+            "num_gpu": gpus,
+            "gpu_milli": np.where(gpus > 0, GPU_MILLI, 0),
+            "cpu_milli": 0,
+            "memory_bytes": 0,
+            "gpu_models": "",
+            "priority": 0,
+            "tenant": raw["vc"],
+            "est_run_s": run,
+        }
+    )[keep].reset_index(drop=True)
     for col in ("num_gpu", "gpu_milli", "cpu_milli", "memory_bytes", "priority"):
         frame[col] = frame[col].astype(np.int64)
-    return TraceRead(frame=frame, bad_rows=int((~keep).sum()), source=str(path),
-                     node_failures=_node_failures(data, origin, keep))
+    return TraceRead(
+        frame=frame,
+        bad_rows=int((~keep).sum()),
+        source=str(path),
+        node_failures=_node_failures(data, origin, keep),
+    )
