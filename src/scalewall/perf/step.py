@@ -401,18 +401,18 @@ def _distinct_layer_times(
         first = inverse = np.arange(p.tp.size, dtype=np.intp)
     else:
         first, inverse = distinct_rows(p, LAYER_FIELDS)
-    if first.size == p.tp.size and np.array_equal(first, inverse):
-        # Every row distinct (or a single plan): the layer times are the rows' own.
-        dev = Device.of(cluster.accelerator, p.precision, eff)
-        dense = _layer_times(model, cluster, p, dev, eff, stack)
-        moe_times = _layer_times(model, cluster, p, dev, eff, stack, True) if model.is_moe else None
-        return dense, moe_times
-    sub = p.take(first)
+    # Every row its own configuration (or a single plan): no gather needed either way.
+    identity = first.size == p.tp.size and np.array_equal(first, inverse)
+    sub = p if identity else p.take(first)
     dev = Device.of(cluster.accelerator, sub.precision, eff)
-    dense = _layer_times(model, cluster, sub, dev, eff, stack).take(inverse)
+
+    def spread(times: _LayerTimes) -> _LayerTimes:
+        return times if identity else times.take(inverse)
+
+    dense = spread(_layer_times(model, cluster, sub, dev, eff, stack))
     if not model.is_moe:
         return dense, None
-    return dense, _layer_times(model, cluster, sub, dev, eff, stack, True).take(inverse)
+    return dense, spread(_layer_times(model, cluster, sub, dev, eff, stack, True))
 
 
 def _ep_exposed(
