@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from scalewall.catalog.schema import ModelSpec
 from scalewall.cluster import resolve_cluster
-from scalewall.perf.assumptions import Efficiency, Stack, preset
+from scalewall.perf.assumptions import Efficiency
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import step_model
 from scalewall.plan.plan import ParallelPlan, validate
 from scalewall.plan.topology import Cluster
+from scalewall.stack import StackSpec, resolve_stack
 from scalewall.workload.user import model_from_args
 
 
@@ -37,6 +39,8 @@ class StepEstimate:
     hbm_bytes: float = 0.0
     breakdown: dict[str, float] = field(default_factory=dict)
     """Seconds per step by part; the parts add up to ``step_time_s``."""
+    stack: str = ""
+    """The software stack's catalog id (``<id>+overrides`` when fields were overridden)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -53,7 +57,8 @@ def estimate(
     cluster: Cluster | str,
     plan: ParallelPlan,
     *,
-    stack: Stack | str | None = None,
+    stack: StackSpec = None,
+    stack_overrides: Mapping[str, Any] | Sequence[str] | None = None,
     efficiency: Efficiency | None = None,
 ) -> StepEstimate:
     """Predict one training step of ``model`` on ``cluster`` with ``plan``.
@@ -65,11 +70,10 @@ def estimate(
         model = model_from_args(model)
     if isinstance(cluster, str):
         cluster = resolve_cluster(cluster)
-    if isinstance(stack, str):
-        stack = preset(stack)
+    resolved_stack = resolve_stack(stack, stack_overrides)
     validate(model, plan, cluster.num_gpus)
     batch = PlanBatch.from_plans(model, [plan])
-    out = step_model(model, cluster, batch, efficiency or Efficiency(), stack or Stack())
+    out = step_model(model, cluster, batch, efficiency or Efficiency(), resolved_stack)
     return StepEstimate(
         model=model.id,
         cluster=cluster.name,
@@ -85,4 +89,5 @@ def estimate(
         memory_total_bytes=float(out.memory_total_bytes[0]),
         hbm_bytes=cluster.accelerator.hbm_bytes,
         breakdown={k: float(v[0]) for k, v in out.breakdown_s.items()},
+        stack=resolved_stack.id,
     )

@@ -1,4 +1,5 @@
-"""The spec catalog: accelerators, systems, links, fabrics, clusters and models as TOML data."""
+"""The spec catalog: accelerators, systems, links, fabrics, clusters, models and software stacks
+as TOML data."""
 
 from __future__ import annotations
 
@@ -16,10 +17,19 @@ from scalewall.catalog.loader import (
     lookup,
     model,
     models,
+    stacks,
     system,
     systems,
 )
-from scalewall.catalog.schema import Accelerator, ClusterSpec, Fabric, Link, ModelSpec, System
+from scalewall.catalog.schema import (
+    Accelerator,
+    ClusterSpec,
+    Fabric,
+    Link,
+    ModelSpec,
+    Stack,
+    System,
+)
 
 __all__ = [
     "Accelerator",
@@ -27,6 +37,7 @@ __all__ = [
     "Fabric",
     "Link",
     "ModelSpec",
+    "Stack",
     "System",
     "accelerator",
     "accelerators",
@@ -41,6 +52,7 @@ __all__ = [
     "lookup",
     "model",
     "models",
+    "stacks",
     "system",
     "systems",
 ]

@@ -13,7 +13,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
-from scalewall.catalog.schema import Accelerator, ClusterSpec, Fabric, Link, ModelSpec, System
+from scalewall.catalog.schema import (
+    Accelerator,
+    ClusterSpec,
+    Fabric,
+    Link,
+    ModelSpec,
+    Stack,
+    System,
+)
 from scalewall.errors import ScalewallError, SpecError
 
 T = TypeVar("T")
@@ -25,6 +33,7 @@ KINDS: dict[str, type[Any]] = {
     "fabrics": Fabric,
     "clusters": ClusterSpec,
     "models": ModelSpec,
+    "stacks": Stack,
 }
 
 
@@ -147,6 +156,10 @@ def fabrics() -> dict[str, Fabric]:
 
 def models() -> dict[str, ModelSpec]:
     return entries("models")
+
+
+def stacks() -> dict[str, Stack]:
+    return entries("stacks")
 
 
 def accelerator(entry_id: str) -> Accelerator:

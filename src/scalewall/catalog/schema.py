@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from scalewall.errors import SpecError
+
 
 @dataclass(frozen=True, kw_only=True)
 class Accelerator:
@@ -190,3 +192,178 @@ class ModelSpec:
     @property
     def head_size(self) -> int:
         return self.head_dim or self.hidden // self.heads
+
+
+CUDA_GRAPH_SCOPES = ("none", "router", "attention", "layer", "full")
+"""``Stack.cuda_graphs`` values, from nothing captured to the whole iteration."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stack:
+    """What the training software does: one framework release as a user would name it.
+
+    Catalog entries live in ``catalog/data/stacks/<id>.toml``; every field a file sets is cited
+    in its ``sources`` (or ``source``). The dataclass defaults are those of the default stack,
+    ``megatron-core`` (Megatron-Core 0.8 and later with its communication overlaps on), so a
+    bare ``Stack()`` and the default preset agree on every behaviour."""
+
+    id: str = "megatron-core"
+    name: str = "Megatron-Core"
+    source: str = ""
+    aliases: tuple[str, ...] = ()
+    """Other names of the same behaviour (releases that changed none of these fields)."""
+    notes: str = ""
+    sources: dict[str, str] = field(default_factory=dict)
+    overlap_grad_reduce: bool = True
+    """Gradient reduce-scatter/all-reduce in buckets during the backward pass."""
+    overlap_param_gather: bool = True
+    """Distributed-optimizer parameter all-gather during the next forward pass."""
+    tp_comm_overlap_frac: float = 0.6
+    """Fraction of TP/SP collective time hidden behind GEMMs (Transformer Engine userbuffers
+    overlap, ``--tp-comm-overlap``; 0 where the stack runs the collectives in line)."""
+    overlap_p2p: bool = True
+    """Pipeline sends/receives overlapped with compute."""
+    flash_attention: bool = True
+    """Fused attention (FlashAttention / cuDNN); False: unfused QK^T, softmax, dropout, AV."""
+    attention_kernel_frac: float = 0.0
+    """Fraction of the BF16 peak the stack's fused attention reaches, forward and backward
+    together, at the sustained clock. 0: the accelerator's catalog figure (FlashAttention-2
+    generation: 35% on H100) or ``Efficiency.flash_attention_frac``. Warp-specialised
+    asynchronous kernels (FlashAttention-3, cuDNN 9 fused attention on Hopper and Blackwell)
+    reach 75% forward and about 55% backward (Shah et al. 2024, arXiv 2407.08608, Sec. 4.1:
+    740 TFLOP/s forward of 989; backward 1.5-1.75x FlashAttention-2's ~330); weighted by the
+    backward's 2.5x FLOPs: 3.5 / (1/0.75 + 2.5/0.55) = 0.60."""
+    elementwise_bytes_per_hidden: float = 40.0
+    """HBM bytes moved per hidden element per layer per token by non-GEMM ops, forward+backward
+    (norms, residual adds, bias, dropout, rotary), with the stack's kernel fusion."""
+    elementwise_bytes_per_ffn: float = 14.0
+    """HBM bytes per FFN-hidden element per layer per token (activation function fwd+bwd)."""
+    grad_reduce_bytes: float = 4.0
+    """Bytes per gradient element in the gradient buffer the backward pass accumulates into and
+    the data-parallel reduction sends (Megatron-Core ``grad_reduce_in_fp32``; Megatron-LM forces
+    fp32 accumulation for BF16 training: 4). NVIDIA's performance recipes reduce in BF16: 2
+    (NeMo-Framework-Launcher gpt3/175b_fp8_performance.yaml ``optim.grad_sync_dtype: bf16``;
+    Megatron-Bridge scripts/performance DeepSeek-V3 and Qwen3 configs
+    ``cfg.ddp.grad_reduce_in_fp32 = False``)."""
+    param_gather_bytes: float = 2.0
+    """Bytes per parameter in the distributed-optimizer all-gather (bf16)."""
+    grad_buckets: int = 8
+    """Gradient buckets per step when reductions overlap the backward pass; the last bucket's
+    reduction stays exposed (Megatron-Core default bucket 40M parameters)."""
+    loss_bytes_per_logit: float = 12.0
+    """HBM bytes per logit of the fused vocab-parallel cross-entropy, forward and backward
+    (read bf16 logits, fp32 max/exp/sum passes, write the bf16 gradient)."""
+    step_overhead_s: float = 0.0
+    """Fixed per-step cost outside the model (data loading, logging)."""
+    scatter_gather_p2p: bool = True
+    """Pipeline activations sent as 1/tp shards and all-gathered over NVLink (Megatron)."""
+    optimizer_state_bytes: float = 12.0
+    """Bytes of optimizer state per parameter: fp32 master weights and fp32 Adam m and v
+    (Rajbhandari et al. 2020). DeepSeek-V3 keeps m and v in BF16: 8."""
+    moe_load_imbalance: float = 1.1
+    """Tokens of the busiest expert-parallel rank over the mean (max/mean), dropless routing.
+    The slowest rank sets the expert GEMMs and the all-to-all of the whole EP group. Balanced
+    routing (auxiliary loss or DeepSeek-V3's bias-based auxiliary-loss-free balancing) keeps
+    it near 1.1 over a training batch; unbalanced routers reach 1.5-2."""
+    moe_capacity_factor: float = 0.0
+    """0: dropless. Otherwise each expert's buffer holds capacity_factor x the mean tokens:
+    overflow is dropped and buffers are padded (GShard / Switch style), so every expert
+    computes exactly capacity_factor x the mean and the imbalance factor no longer applies."""
+    moe_graph_capacity_factor: float = 0.0
+    """Capacity, over the mean, that each expert-parallel rank's expert buffers are padded to
+    when the whole iteration is replayed from CUDA graphs (``cuda_graphs`` full): dropless
+    routing has data-dependent shapes a graph cannot hold, so the expert GEMMs run over the
+    padded buffers (the padded rows show in the ``moe_imbalance`` part; the all-to-all still
+    carries the routed tokens only). 0: no padding."""
+    moe_max_nodes_per_token: int = 0
+    """Node-limited routing: a token is sent to experts on at most this many scale-up domains
+    and crosses the network once per domain, forwarded inside it over the scale-up fabric
+    (DeepSeek-V3: 4). 0: unlimited, each of the top-k copies travels separately."""
+    moe_dispatch_bytes: float = 2.0
+    """Bytes per hidden element of a dispatched token (BF16; DeepSeek-V3 dispatches in FP8
+    with 128-element block scales: about 1.03)."""
+    moe_combine_bytes: float = 2.0
+    """Bytes per hidden element of a combined (returned) token, and of both backward passes."""
+    moe_permute_bytes_per_hidden: float = 8.0
+    """HBM bytes per hidden element per routed token copy for permuting tokens into expert
+    order and back, forward and backward (gather and scatter: read 2, write 2, each twice)."""
+    ep_comm_overlap_frac: float = 0.0
+    """Fraction of the expert all-to-all hidden behind computation of another micro-batch
+    (DeepSeek-V3's DualPipe overlaps dispatch and combine with attention and MLP of the paired
+    chunk: ~1; Megatron-Core's 1F1B all-to-all overlap likewise). At most the layer's compute."""
+    ep_overlap_sm_frac: float = 0.0
+    """Fraction of SMs the communication kernels take while they overlap computation
+    (DeepSeek-V3: 20 of 132 H800 SMs): compute of the overlapped layers runs that much slower."""
+    cuda_graphs: str = "none"
+    """What the stack captures in CUDA graphs, which removes the host's per-operation issue time
+    from it: ``none``; ``router`` (the MoE router and token preprocessing: Megatron-Core
+    ``cuda_graph_scope`` moe_router, moe_preprocess); ``attention`` (attention blocks as well:
+    attn, moe_router, moe_preprocess; the expert GEMMs and the dispatch stay eager in both);
+    ``layer`` (whole transformer layers); ``full`` (the whole iteration, ``cuda_graph_impl``
+    full_iteration)."""
+    dualpipe: bool = False
+    """DeepSeek-V3's bidirectional DualPipe schedule: bubble (pp/2 - 1) (F&B + B - 3W) instead
+    of 1F1B's (pp - 1)(F + B) (report Table 2), so about (pp/2 - 1)/(pp - 1) of it; two
+    copies of each rank's parameters, pp + 1 micro-batches of activations in flight."""
+
+    zero_stage: int = 1
+    """Sharding the stack runs when a plan leaves it open: 0 plain data parallelism (gradient
+    all-reduce, replicated optimizer), 1 distributed optimizer (Megatron-Core
+    ``--use-distributed-optimizer``, ZeRO-1), 2 gradients sharded too (FSDP SHARD_GRAD_OP,
+    ZeRO-2), 3 parameters sharded too (FSDP FULL_SHARD, ZeRO-3)."""
+    zero3_gathers_per_micro_batch: float = 2.0
+    """Parameter all-gathers per layer per micro-batch under ZeRO-3: 2 when parameters are
+    freed after the forward and gathered again for the backward (PyTorch FSDP FULL_SHARD
+    ``reshard_after_forward=True``, DeepSpeed ZeRO-3), 1 when they are kept until the backward
+    (FSDP2 ``reshard_after_forward=False``)."""
+
+    def __post_init__(self) -> None:
+        if self.cuda_graphs not in CUDA_GRAPH_SCOPES:
+            raise SpecError(
+                "cuda_graphs", self.cuda_graphs, f"one of {', '.join(CUDA_GRAPH_SCOPES)}"
+            )
+        for name in _STACK_FRACTIONS:
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise SpecError(name, value, "a fraction between 0 and 1")
+        if self.ep_overlap_sm_frac >= 1.0:
+            raise SpecError("ep_overlap_sm_frac", self.ep_overlap_sm_frac, "below 1")
+        for name in _STACK_POSITIVE:
+            if not getattr(self, name) > 0:
+                raise SpecError(name, getattr(self, name), "a positive number")
+        for name in _STACK_NON_NEGATIVE:
+            if getattr(self, name) < 0:
+                raise SpecError(name, getattr(self, name), "zero or a positive number")
+        if self.zero_stage not in (0, 1, 2, 3):
+            raise SpecError("zero_stage", self.zero_stage, "0, 1, 2 or 3")
+        if self.moe_load_imbalance < 1.0:
+            raise SpecError("moe_load_imbalance", self.moe_load_imbalance, "at least 1")
+        if self.zero3_gathers_per_micro_batch not in (1.0, 2.0):
+            raise SpecError(
+                "zero3_gathers_per_micro_batch", self.zero3_gathers_per_micro_batch, "1 or 2"
+            )
+
+
+_STACK_FRACTIONS = ("tp_comm_overlap_frac", "attention_kernel_frac", "ep_comm_overlap_frac")
+_STACK_POSITIVE = (
+    "grad_reduce_bytes",
+    "param_gather_bytes",
+    "grad_buckets",
+    "optimizer_state_bytes",
+    "moe_dispatch_bytes",
+    "moe_combine_bytes",
+)
+_STACK_NON_NEGATIVE = (
+    "elementwise_bytes_per_hidden",
+    "elementwise_bytes_per_ffn",
+    "loss_bytes_per_logit",
+    "step_overhead_s",
+    "moe_capacity_factor",
+    "moe_graph_capacity_factor",
+    "moe_max_nodes_per_token",
+    "moe_permute_bytes_per_hidden",
+    "ep_overlap_sm_frac",
+)
+
+STACK_METADATA = ("id", "name", "source", "aliases", "notes", "sources")
+"""``Stack`` fields that describe the entry rather than the behaviour."""

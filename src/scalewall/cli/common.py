@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -13,9 +12,10 @@ from scalewall import catalog
 from scalewall.catalog.schema import ModelSpec
 from scalewall.cluster import resolve_cluster
 from scalewall.errors import ScalewallError, SpecError
-from scalewall.perf.assumptions import PRESETS, Efficiency, Stack, preset
+from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
+from scalewall.stack import DEFAULT_STACK, parse_assignments, resolve_stack, stack_ids
 from scalewall.workload.user import model_from_args
 
 if TYPE_CHECKING:
@@ -36,7 +36,20 @@ GpuOpt = Annotated[
 ]
 GpusOpt = Annotated[int | None, typer.Option("--gpus", "-n", help="Number of GPUs.")]
 StackOpt = Annotated[
-    str, typer.Option("--stack", help=f"Software-stack preset: {', '.join(PRESETS)}.")
+    str,
+    typer.Option(
+        "--stack",
+        help=f"Software stack (catalog id or alias; `scalewall catalog stacks` lists them; "
+        f"default {DEFAULT_STACK}).",
+    ),
+]
+StackSetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--stack-set",
+        help="Override one stack field, field=value (repeatable), e.g. "
+        "--stack-set tp_comm_overlap_frac=0 --stack-set grad_reduce_bytes=2.",
+    ),
 ]
 CudaGraphsOpt = Annotated[
     str | None,
@@ -76,10 +89,15 @@ def load_cluster(cluster: str | None, gpu: str | None, gpus: int | None) -> Clus
     return resolve_cluster(cluster, gpu=gpu, gpus=gpus)
 
 
-def load_stack(name: str, cuda_graphs: str | None = None) -> Stack:
-    """A stack preset, with ``cuda_graphs`` (when given) in place of the preset's capture."""
-    stack = preset(name)
-    return stack if cuda_graphs is None else dataclasses.replace(stack, cuda_graphs=cuda_graphs)
+def load_stack(
+    name: str | None, cuda_graphs: str | None = None, stack_set: list[str] | None = None
+) -> Stack:
+    """The stack ``--stack`` names (default: the catalog default), with ``--stack-set``
+    overrides and ``--cuda-graphs`` (a shorthand for ``--stack-set cuda_graphs=...``)."""
+    overrides = parse_assignments(stack_set or [])
+    if cuda_graphs is not None:
+        overrides["cuda_graphs"] = cuda_graphs
+    return resolve_stack(name or DEFAULT_STACK, overrides, where="--stack-set")
 
 
 def load_calibration(path: Path | None) -> Calibration | None:
@@ -149,6 +167,7 @@ __all__ = [
     "JsonOpt",
     "ModelOpt",
     "StackOpt",
+    "StackSetOpt",
     "catalog",
     "load_calibration",
     "load_cluster",
@@ -158,4 +177,5 @@ __all__ = [
     "parse_sizes",
     "plan_from_options",
     "read_json_file",
+    "stack_ids",
 ]

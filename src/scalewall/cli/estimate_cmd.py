@@ -26,6 +26,7 @@ from scalewall.cli.common import (
     SeqLenOpt,
     SequenceParallelOpt,
     StackOpt,
+    StackSetOpt,
     TpOpt,
     VppOpt,
     load_calibration,
@@ -35,6 +36,7 @@ from scalewall.cli.common import (
     plan_from_options,
 )
 from scalewall.cli.output import console, print_json
+from scalewall.stack import DEFAULT_STACK
 from scalewall.units import GIB
 
 
@@ -52,7 +54,7 @@ def print_estimate(result: StepEstimate) -> None:
         f"vpp={plan.vpp} dp={plan.dp} cp={plan.cp} ({plan.cp_mode}) ep={plan.ep} etp={plan.etp} "
         f"micro-batch={plan.micro_batch} "
         f"global-batch={plan.global_batch} seq={plan.seq_len} recompute={plan.recompute} "
-        f"zero={plan.zero} sp={plan.sequence_parallel} {plan.precision}"
+        f"zero={plan.zero} sp={plan.sequence_parallel} {plan.precision} stack={result.stack}"
     )
     head = Table(show_header=False)
     head.add_row("step time", f"{result.step_time_s:.3f} s")
@@ -107,7 +109,8 @@ def estimate_command(
     zero: Annotated[int, typer.Option(help="0 all-reduce, 1 distributed optimizer, 2, 3.")] = 1,
     sequence_parallel: SequenceParallelOpt = True,
     precision: PrecisionOpt = "bf16",
-    stack: StackOpt = "megatron-core",
+    stack: StackOpt = DEFAULT_STACK,
+    stack_set: StackSetOpt = None,
     cuda_graphs: CudaGraphsOpt = None,
     calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
@@ -142,12 +145,16 @@ def estimate_command(
     if cal is not None:
         resolved = cal.apply_cluster(resolved)
     eff = cal.efficiency() if cal else None
-    result = estimate(spec, resolved, plan, stack=load_stack(stack, cuda_graphs), efficiency=eff)
+    result = estimate(
+        spec, resolved, plan, stack=load_stack(stack, cuda_graphs, stack_set), efficiency=eff
+    )
     band = None
     if cal is not None and result.fits:
         from scalewall.calibrate import step_interval
 
-        band = step_interval(spec, resolved, plan, cal, stack=load_stack(stack, cuda_graphs))
+        band = step_interval(
+            spec, resolved, plan, cal, stack=load_stack(stack, cuda_graphs, stack_set)
+        )
     if as_json:
         data = estimate_json(result)
         if band is not None:

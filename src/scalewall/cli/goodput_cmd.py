@@ -19,6 +19,7 @@ from scalewall.catalog.schema import ModelSpec
 from scalewall.cli.common import (
     ClusterOpt,
     CpOpt,
+    CudaGraphsOpt,
     DpOpt,
     EpOpt,
     GpuOpt,
@@ -32,6 +33,7 @@ from scalewall.cli.common import (
     SeqLenOpt,
     SequenceParallelOpt,
     StackOpt,
+    StackSetOpt,
     TpOpt,
     VppOpt,
     load_cluster,
@@ -41,6 +43,7 @@ from scalewall.cli.common import (
 )
 from scalewall.cli.output import console, print_json
 from scalewall.errors import ScalewallError, SpecError
+from scalewall.perf.assumptions import Stack
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
 from scalewall.reliability import (
@@ -55,6 +58,7 @@ from scalewall.reliability import (
 from scalewall.reliability.adapter import goodput_inputs
 from scalewall.reliability.catalog import DEFAULT_FAILURE_RATES, DEFAULT_STORAGE
 from scalewall.search import search
+from scalewall.stack import DEFAULT_STACK
 from scalewall.units import DAY_S, HOUR_S
 
 DEFAULT_GLOBAL_BATCH = 512
@@ -163,7 +167,7 @@ def best_plan_job(
     *,
     global_batch: int | None,
     seq_len: int,
-    stack: str,
+    stack: Stack,
 ) -> Job:
     """The search's best plan by goodput-adjusted tokens/s, with its step time."""
     result = search(
@@ -173,7 +177,7 @@ def best_plan_job(
         seq_len=seq_len,
         objective_name=objective,
         top_k=1,
-        stack=load_stack(stack),
+        stack=stack,
     )
     if result.best is None:
         raise ScalewallError(f"{cluster.num_gpus} GPUs: {result.reason}")
@@ -210,7 +214,9 @@ def goodput_command(
     ] = 1,
     sequence_parallel: SequenceParallelOpt = True,
     precision: PrecisionOpt = "bf16",
-    stack: StackOpt = "megatron-core",
+    stack: StackOpt = DEFAULT_STACK,
+    stack_set: StackSetOpt = None,
+    cuda_graphs: CudaGraphsOpt = None,
     best_plan: Annotated[
         bool,
         typer.Option(
@@ -250,6 +256,7 @@ def goodput_command(
     spec = load_model(model)
     resolved = load_cluster(cluster, gpu, gpus)
     run_s = run_days * DAY_S
+    software = load_stack(stack, cuda_graphs, stack_set)
     checkpoint = CheckpointSpec(asynchronous=asynchronous)
     if best_plan:
         objective = GoodputTokensPerSecond(
@@ -260,7 +267,7 @@ def goodput_command(
             run_s=run_s,
         )
         job = best_plan_job(
-            spec, resolved, objective, global_batch=global_batch, seq_len=seq_len, stack=stack
+            spec, resolved, objective, global_batch=global_batch, seq_len=seq_len, stack=software
         )
     else:
         plan = plan_from_options(
@@ -280,7 +287,7 @@ def goodput_command(
             sequence_parallel=sequence_parallel,
             precision=precision,
         )
-        est = estimate(spec, resolved, plan, stack=load_stack(stack))
+        est = estimate(spec, resolved, plan, stack=software)
         job = Job(
             plan=plan,
             plan_source="given",

@@ -16,6 +16,7 @@ from scalewall.cli.common import (
     JsonOpt,
     ModelOpt,
     StackOpt,
+    StackSetOpt,
     load_calibration,
     load_cluster,
     load_model,
@@ -30,6 +31,7 @@ from scalewall.search import (
     objective_names,
     search,
 )
+from scalewall.stack import DEFAULT_STACK
 from scalewall.units import GIB
 
 
@@ -111,7 +113,8 @@ def search_command(
         float, typer.Option(help="Tokens to train on (time_to_train).")
     ] = DEFAULT_TOKEN_BUDGET,
     top: Annotated[int, typer.Option(help="How many plans to show.")] = 5,
-    stack: StackOpt = "megatron-core",
+    stack: StackOpt = DEFAULT_STACK,
+    stack_set: StackSetOpt = None,
     cuda_graphs: CudaGraphsOpt = None,
     calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
@@ -140,7 +143,7 @@ def search_command(
         objective_name=objective,
         token_budget=token_budget,
         top_k=top,
-        stack=load_stack(stack, cuda_graphs),
+        stack=load_stack(stack, cuda_graphs, stack_set),
         efficiency=cal.efficiency() if cal else None,
     )
     if as_json:

@@ -15,6 +15,7 @@ from scalewall.cli.common import (
     CudaGraphsOpt,
     JsonOpt,
     StackOpt,
+    StackSetOpt,
     load_calibration,
     load_model,
     load_stack,
@@ -23,6 +24,7 @@ from scalewall.cli.common import (
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.errors import ScalewallError
 from scalewall.search import DEFAULT_TOKEN_BUDGET, SearchSpace
+from scalewall.stack import DEFAULT_STACK
 from scalewall.sweep import (
     DEFAULT_KNEE_THRESHOLD,
     LOSS_PARTS,
@@ -162,7 +164,8 @@ def wall_command(
         bool, typer.Option(help="Add the goodput loss (failures, checkpoints) per size.")
     ] = False,
     precision: Annotated[str, typer.Option(help="Precisions to try, e.g. bf16,fp8.")] = "bf16",
-    stack: StackOpt = "megatron-core",
+    stack: StackOpt = DEFAULT_STACK,
+    stack_set: StackSetOpt = None,
     cuda_graphs: CudaGraphsOpt = None,
     workers: Annotated[
         int, typer.Option(help="Worker processes (1: serial; 0: one per core).")
@@ -210,7 +213,7 @@ def wall_command(
             max_global_batch=max_global_batch,
             seq_len=seq_len,
             space=space,
-            stack=load_stack(stack, cuda_graphs),
+            stack=load_stack(stack, cuda_graphs, stack_set),
             efficiency=cal.efficiency() if cal else None,
             token_budget=token_budget,
             knee_threshold=knee_threshold,
@@ -225,7 +228,12 @@ def wall_command(
         from scalewall.calibrate.band import wall_band
 
         band = wall_band(
-            result, cal, spec, design, load_stack(stack, cuda_graphs), max_relative_width=band_width
+            result,
+            cal,
+            spec,
+            design,
+            load_stack(stack, cuda_graphs, stack_set),
+            max_relative_width=band_width,
         )
     if csv is not None:
         result.to_pandas().to_csv(csv, index=False)

@@ -1,16 +1,16 @@
 """Every efficiency and overlap assumption of the step model: named fields with documented defaults.
 
-Two groups: ``Efficiency`` holds hardware-behaviour constants (one set for every case, fitted to
-microbenchmarks and published runs); ``Stack`` holds what the training software does (which
-communication it overlaps, which kernels it fuses). Presets name real software stacks.
+``Efficiency`` holds hardware-behaviour constants (one set for every case, fitted to
+microbenchmarks and published runs). What the training software does (which communication it
+overlaps, which kernels it fuses) is a ``Stack``: catalog data (``catalog/data/stacks``), resolved
+by ``scalewall.stack.resolve_stack``; it is re-exported here for the step model.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
-from scalewall.errors import SpecError
+from scalewall.catalog.schema import CUDA_GRAPH_SCOPES, Stack
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,194 +185,4 @@ class Efficiency:
     to study SM contention."""
 
 
-CUDA_GRAPH_SCOPES = ("none", "router", "attention", "layer", "full")
-"""``Stack.cuda_graphs`` values, from nothing captured to the whole iteration."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Stack:
-    """What the training software does; defaults match current Megatron-Core training recipes."""
-
-    name: str = "megatron-core"
-    overlap_grad_reduce: bool = True
-    """Gradient reduce-scatter/all-reduce in buckets during the backward pass."""
-    overlap_param_gather: bool = True
-    """Distributed-optimizer parameter all-gather during the next forward pass."""
-    tp_comm_overlap_frac: float = 0.0
-    """Fraction of TP/SP collective time hidden behind GEMMs (userbuffers overlap)."""
-    overlap_p2p: bool = True
-    """Pipeline sends/receives overlapped with compute."""
-    flash_attention: bool = True
-    """Fused attention (FlashAttention / cuDNN); False: unfused QK^T, softmax, dropout, AV."""
-    attention_kernel_frac: float = 0.0
-    """Fraction of the BF16 peak the stack's fused attention reaches, forward and backward
-    together, at the sustained clock. 0: the accelerator's catalog figure (FlashAttention-2
-    generation: 35% on H100) or ``Efficiency.flash_attention_frac``. Warp-specialised
-    asynchronous kernels (FlashAttention-3, cuDNN 9 fused attention on Hopper and Blackwell)
-    reach 75% forward and about 55% backward (Shah et al. 2024, arXiv 2407.08608, Sec. 4.1:
-    740 TFLOP/s forward of 989; backward 1.5-1.75x FlashAttention-2's ~330); weighted by the
-    backward's 2.5x FLOPs: 3.5 / (1/0.75 + 2.5/0.55) = 0.60."""
-    elementwise_bytes_per_hidden: float = 40.0
-    """HBM bytes moved per hidden element per layer per token by non-GEMM ops, forward+backward
-    (norms, residual adds, bias, dropout, rotary), with the stack's kernel fusion."""
-    elementwise_bytes_per_ffn: float = 14.0
-    """HBM bytes per FFN-hidden element per layer per token (activation function fwd+bwd)."""
-    grad_reduce_bytes: float = 4.0
-    """Bytes per gradient element in the gradient buffer the backward pass accumulates into and
-    the data-parallel reduction sends (Megatron-Core ``grad_reduce_in_fp32``; Megatron-LM forces
-    fp32 accumulation for BF16 training: 4). NVIDIA's performance recipes reduce in BF16: 2
-    (NeMo-Framework-Launcher gpt3/175b_fp8_performance.yaml ``optim.grad_sync_dtype: bf16``;
-    Megatron-Bridge scripts/performance DeepSeek-V3 and Qwen3 configs
-    ``cfg.ddp.grad_reduce_in_fp32 = False``)."""
-    param_gather_bytes: float = 2.0
-    """Bytes per parameter in the distributed-optimizer all-gather (bf16)."""
-    grad_buckets: int = 8
-    """Gradient buckets per step when reductions overlap the backward pass; the last bucket's
-    reduction stays exposed (Megatron-Core default bucket 40M parameters)."""
-    loss_bytes_per_logit: float = 12.0
-    """HBM bytes per logit of the fused vocab-parallel cross-entropy, forward and backward
-    (read bf16 logits, fp32 max/exp/sum passes, write the bf16 gradient)."""
-    step_overhead_s: float = 0.0
-    """Fixed per-step cost outside the model (data loading, logging)."""
-    scatter_gather_p2p: bool = True
-    """Pipeline activations sent as 1/tp shards and all-gathered over NVLink (Megatron)."""
-    optimizer_state_bytes: float = 12.0
-    """Bytes of optimizer state per parameter: fp32 master weights and fp32 Adam m and v
-    (Rajbhandari et al. 2020). DeepSeek-V3 keeps m and v in BF16: 8."""
-    moe_load_imbalance: float = 1.1
-    """Tokens of the busiest expert-parallel rank over the mean (max/mean), dropless routing.
-    The slowest rank sets the expert GEMMs and the all-to-all of the whole EP group. Balanced
-    routing (auxiliary loss or DeepSeek-V3's bias-based auxiliary-loss-free balancing) keeps
-    it near 1.1 over a training batch; unbalanced routers reach 1.5-2."""
-    moe_capacity_factor: float = 0.0
-    """0: dropless. Otherwise each expert's buffer holds capacity_factor x the mean tokens:
-    overflow is dropped and buffers are padded (GShard / Switch style), so every expert
-    computes exactly capacity_factor x the mean and the imbalance factor no longer applies."""
-    moe_graph_capacity_factor: float = 0.0
-    """Capacity, over the mean, that each expert-parallel rank's expert buffers are padded to
-    when the whole iteration is replayed from CUDA graphs (``cuda_graphs`` full): dropless
-    routing has data-dependent shapes a graph cannot hold, so the expert GEMMs run over the
-    padded buffers (the padded rows show in the ``moe_imbalance`` part; the all-to-all still
-    carries the routed tokens only). 0: no padding."""
-    moe_max_nodes_per_token: int = 0
-    """Node-limited routing: a token is sent to experts on at most this many scale-up domains
-    and crosses the network once per domain, forwarded inside it over the scale-up fabric
-    (DeepSeek-V3: 4). 0: unlimited, each of the top-k copies travels separately."""
-    moe_dispatch_bytes: float = 2.0
-    """Bytes per hidden element of a dispatched token (BF16; DeepSeek-V3 dispatches in FP8
-    with 128-element block scales: about 1.03)."""
-    moe_combine_bytes: float = 2.0
-    """Bytes per hidden element of a combined (returned) token, and of both backward passes."""
-    moe_permute_bytes_per_hidden: float = 8.0
-    """HBM bytes per hidden element per routed token copy for permuting tokens into expert
-    order and back, forward and backward (gather and scatter: read 2, write 2, each twice)."""
-    ep_comm_overlap_frac: float = 0.0
-    """Fraction of the expert all-to-all hidden behind computation of another micro-batch
-    (DeepSeek-V3's DualPipe overlaps dispatch and combine with attention and MLP of the paired
-    chunk: ~1; Megatron-Core's 1F1B all-to-all overlap likewise). At most the layer's compute."""
-    ep_overlap_sm_frac: float = 0.0
-    """Fraction of SMs the communication kernels take while they overlap computation
-    (DeepSeek-V3: 20 of 132 H800 SMs): compute of the overlapped layers runs that much slower."""
-    cuda_graphs: str = "none"
-    """What the stack captures in CUDA graphs, which removes the host's per-operation issue time
-    from it: ``none``; ``router`` (the MoE router and token preprocessing: Megatron-Core
-    ``cuda_graph_scope`` moe_router, moe_preprocess); ``attention`` (attention blocks as well:
-    attn, moe_router, moe_preprocess; the expert GEMMs and the dispatch stay eager in both);
-    ``layer`` (whole transformer layers); ``full`` (the whole iteration, ``cuda_graph_impl``
-    full_iteration)."""
-    dualpipe: bool = False
-    """DeepSeek-V3's bidirectional DualPipe schedule: bubble (pp/2 - 1) (F&B + B - 3W) instead
-    of 1F1B's (pp - 1)(F + B) (report Table 2), so about (pp/2 - 1)/(pp - 1) of it; two
-    copies of each rank's parameters, pp + 1 micro-batches of activations in flight."""
-
-    def __post_init__(self) -> None:
-        if self.cuda_graphs not in CUDA_GRAPH_SCOPES:
-            raise SpecError(
-                "cuda_graphs", self.cuda_graphs, f"one of {', '.join(CUDA_GRAPH_SCOPES)}"
-            )
-
-
-_UNFUSED_NO_OVERLAP = Stack(
-    name="megatron-2021",
-    overlap_grad_reduce=False,
-    overlap_param_gather=False,
-    tp_comm_overlap_frac=0.0,
-    overlap_p2p=False,
-    flash_attention=False,
-    elementwise_bytes_per_hidden=40.0,
-    elementwise_bytes_per_ffn=16.0,
-)
-"""Megatron-LM 2021-22 and Megatron-DeepSpeed 2023: unfused attention, no communication
-overlap; the stacks differ only in gradient bucketing."""
-
-_DISPATCHER_SM_FRAC = 20.0 / 132.0
-"""SMs the DeepEP/HybridEP dispatch and combine kernels hold while they overlap computation:
-DeepEP's default 20 (deepseek-ai/DeepEP ``Buffer.num_sms``), as DeepSeek-V3 reserves 20 of
-132 H800 SMs; Megatron-Core's overlapped all-to-all (``moe_a2a_overlap``) runs them."""
-
-_MEGATRON_BRIDGE = Stack(
-    name="megatron-bridge",
-    tp_comm_overlap_frac=0.6,
-    attention_kernel_frac=0.60,
-    grad_reduce_bytes=2.0,
-    moe_load_imbalance=1.0,
-    moe_graph_capacity_factor=1.5,
-    moe_max_nodes_per_token=4,
-)
-"""NVIDIA Megatron-Bridge performance recipes (NeMo containers 25.09-26.02): Megatron-Core with
-cuDNN fused attention (Transformer Engine's default backend on Hopper and Blackwell). Its MoE
-benchmarks force-balance tokens among experts (``moe_router_force_load_balancing``; the
-performance page's footnote): load factor 1.0. Gradients are kept and reduced in BF16
-(``grad_reduce_in_fp32 = False`` in its performance configs). Under full-iteration CUDA
-graphs its MoE recipes pad each rank's expert buffers to 1.5x the mean
-(``set_full_iter_cg_configs``: ``moe_pad_experts_for_cuda_graph_inference``,
-``moe_expert_rank_capacity_factor = 1.5``, paged stashing for the memory). The HybridEP/DeepEP
-dispatcher sends a token once per destination node and forwards it over NVLink, and
-DeepSeek-V3's group-limited router (8 groups, top 4) keeps it to 4 nodes
-(scripts/performance/configs/deepseek)."""
-
-PRESETS: dict[str, Stack] = {
-    "megatron-core": Stack(tp_comm_overlap_frac=0.6),
-    "deepseek-v3": Stack(
-        name="deepseek-v3",
-        tp_comm_overlap_frac=0.0,
-        optimizer_state_bytes=8.0,
-        moe_max_nodes_per_token=4,
-        moe_dispatch_bytes=1.03,
-        ep_comm_overlap_frac=1.0,
-        ep_overlap_sm_frac=20.0 / 132.0,
-        dualpipe=True,
-    ),
-    "megatron-core-moe": Stack(
-        name="megatron-core-moe",
-        tp_comm_overlap_frac=0.6,
-        ep_comm_overlap_frac=1.0,
-        ep_overlap_sm_frac=_DISPATCHER_SM_FRAC,
-    ),
-    "megatron-core-no-overlap": Stack(
-        name="megatron-core-no-overlap",
-        overlap_grad_reduce=False,
-        overlap_param_gather=False,
-        tp_comm_overlap_frac=0.0,
-    ),
-    "megatron-bridge": _MEGATRON_BRIDGE,
-    "megatron-bridge-moe": dataclasses.replace(
-        _MEGATRON_BRIDGE,
-        name="megatron-bridge-moe",
-        ep_comm_overlap_frac=1.0,
-        ep_overlap_sm_frac=_DISPATCHER_SM_FRAC,
-    ),
-    "fsdp-2024": Stack(name="fsdp-2024", tp_comm_overlap_frac=0.0),
-    "megatron-2021": _UNFUSED_NO_OVERLAP,
-    "megatron-2022": dataclasses.replace(_UNFUSED_NO_OVERLAP, name="megatron-2022"),
-    "megatron-deepspeed": dataclasses.replace(
-        _UNFUSED_NO_OVERLAP, name="megatron-deepspeed", grad_buckets=1
-    ),
-}
-
-
-def preset(name: str) -> Stack:
-    """A named software-stack preset."""
-    if name not in PRESETS:
-        raise SpecError("stack", name, f"one of {', '.join(PRESETS)}")
-    return PRESETS[name]
+__all__ = ["CUDA_GRAPH_SCOPES", "Efficiency", "Stack"]

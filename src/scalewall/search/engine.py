@@ -20,13 +20,14 @@ from numpy.typing import NDArray
 from scalewall.catalog.schema import ModelSpec
 from scalewall.cluster import resolve_cluster
 from scalewall.errors import SpecError
-from scalewall.perf.assumptions import Efficiency, Stack, preset
+from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import memory_model, step_model
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
 from scalewall.search.objective import DEFAULT_TOKEN_BUDGET, Objective, ObjectiveContext, objective
 from scalewall.search.space import SearchSpace, enumerate_plans
+from scalewall.stack import StackSpec, resolve_stack
 from scalewall.units import GIB
 from scalewall.workload.user import model_from_args
 
@@ -258,12 +259,6 @@ def resolve_batch(
     return global_batch, seq_len
 
 
-def _stack(stack: Stack | str | None) -> Stack:
-    if stack is None:
-        return Stack()
-    return preset(stack) if isinstance(stack, str) else stack
-
-
 def search(
     model: ModelSpec | str,
     cluster: Cluster | str | Path | None = None,
@@ -277,7 +272,7 @@ def search(
     objective_name: str | Objective = "tokens_per_s",
     token_budget: float = DEFAULT_TOKEN_BUDGET,
     top_k: int = 5,
-    stack: Stack | str | None = None,
+    stack: StackSpec = None,
     efficiency: Efficiency | None = None,
 ) -> SearchResult:
     """Find the best parallel plans of ``model`` on ``cluster`` (or ``gpus`` x ``gpu``).
@@ -292,7 +287,7 @@ def search(
         raise SpecError("top", top_k, "must be a positive number of plans")
     gb, seq = resolve_batch(spec, seq_len, global_batch, global_batch_tokens)
     obj = objective(objective_name) if isinstance(objective_name, str) else objective_name
-    eff, stk = efficiency or Efficiency(), _stack(stack)
+    eff, stk = efficiency or Efficiency(), resolve_stack(stack)
     plans = enumerate_plans(
         spec, resolved.num_gpus, resolved.system.scale_up_domain_gpus, gb, seq, space
     )

@@ -29,13 +29,14 @@ from scalewall import catalog
 from scalewall.catalog.schema import Accelerator, ClusterSpec, Fabric, Link, ModelSpec, System
 from scalewall.cluster import default_fabric, default_system
 from scalewall.errors import ScalewallError, SpecError
-from scalewall.perf.assumptions import Efficiency, Stack, preset
+from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.step import BREAKDOWN_PARTS
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster, Tier, make_cluster_from_parts
 from scalewall.search.engine import resolve_batch, search
 from scalewall.search.objective import DEFAULT_TOKEN_BUDGET
 from scalewall.search.space import SearchSpace
+from scalewall.stack import StackSpec, resolve_stack
 from scalewall.sweep import store
 from scalewall.sweep.executor import Executor, ProcessExecutor
 from scalewall.workload.user import model_from_args
@@ -372,12 +373,6 @@ def batch_schedule(
     return {g: min(max_global_batch, base_batch * g // smallest) for g in sizes}
 
 
-def _stack(stack: Stack | str | None) -> Stack:
-    if stack is None:
-        return Stack()
-    return preset(stack) if isinstance(stack, str) else stack
-
-
 def _config_payload(config: WallConfig) -> dict[str, Any]:
     payload = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
     payload = {
@@ -399,7 +394,7 @@ def wall(
     max_global_batch: int | None = None,
     seq_len: int | None = None,
     space: SearchSpace | None = None,
-    stack: Stack | str | None = None,
+    stack: StackSpec = None,
     efficiency: Efficiency | None = None,
     token_budget: float = DEFAULT_TOKEN_BUDGET,
     knee_threshold: float = DEFAULT_KNEE_THRESHOLD,
@@ -429,7 +424,7 @@ def wall(
     config = WallConfig(
         model=spec,
         design=design,
-        stack=_stack(stack),
+        stack=resolve_stack(stack),
         efficiency=efficiency or Efficiency(),
         space=space or SearchSpace(),
         seq_len=seq,
@@ -480,7 +475,7 @@ def wall(
             "seq_len": seq,
             "global_batch": base,
             "max_global_batch": max_global_batch,
-            "stack": config.stack.name,
+            "stack": config.stack.id,
             "goodput": goodput,
         },
     )

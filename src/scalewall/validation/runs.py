@@ -12,8 +12,9 @@ from scalewall import catalog
 from scalewall.catalog.schema import Fabric, Link, ModelSpec, System
 from scalewall.cluster import default_system
 from scalewall.errors import ScalewallError, SpecError
-from scalewall.perf.assumptions import Stack, preset
+from scalewall.perf.assumptions import Stack
 from scalewall.plan.topology import Cluster, make_cluster_from_parts
+from scalewall.stack import resolve_stack
 from scalewall.units import gbps_to_bytes_per_s
 
 FORMAT = "scalewall-runs/1"
@@ -63,56 +64,11 @@ def frontier_runs_path() -> Path:
     return Path(str(resources.files("scalewall.validation") / "data" / "frontier_runs.json"))
 
 
-CUDA_GRAPH_PHRASES = {
-    "full-iteration cuda graphs": "full",
-    "cuda graphs of whole layers": "layer",
-    "cuda graphs of attention and router": "attention",
-    "cuda graphs of the router": "router",
-}
-"""Phrases of a case's ``stack`` text naming what the run captured in CUDA graphs (absent or
-"no CUDA graphs": nothing)."""
-
-
-BF16_GRADIENTS_PHRASE = "bf16 gradient reduction"
-"""Phrase of a case's ``stack`` text stating that gradients were accumulated and reduced in BF16
-rather than the Megatron default FP32."""
-BF16_GRADIENT_BYTES = 2.0
-
-
-def stack_for(text: str, source: str = "") -> Stack:
-    """The software-stack preset a case's ``stack`` description names, with the CUDA-graph
-    capture its text states; Megatron-Core runs whose source is a Megatron-Bridge performance
-    table, or whose stack text names a NeMo 2.0 performance recipe (the recipes Megatron-Bridge
-    took over, NeMo containers 25.x), get the Megatron-Bridge presets."""
-    stack = _preset_for(text, source)
-    if BF16_GRADIENTS_PHRASE in text.lower():
-        stack = replace(stack, grad_reduce_bytes=BF16_GRADIENT_BYTES)
-    for phrase, scope in CUDA_GRAPH_PHRASES.items():
-        if phrase in text.lower():
-            return replace(stack, cuda_graphs=scope)
-    return stack
-
-
-def _preset_for(text: str, source: str) -> Stack:
-    lowered = text.lower()
-    recipes = "megatron-bridge" in source.lower() or "nemo 2.0 performance recipe" in lowered
-    if recipes and "megatron-core" in lowered:
-        if "all-to-all overlap" in lowered and "no expert all-to-all overlap" not in lowered:
-            return preset("megatron-bridge-moe")
-        return preset("megatron-bridge")
-    if "dualpipe" in lowered:
-        return preset("deepseek-v3")
-    if "all-to-all overlap" in lowered and "no expert all-to-all overlap" not in lowered:
-        return preset("megatron-core-moe")
-    if "deepspeed" in lowered:
-        return preset("megatron-deepspeed")
-    if "2021" in lowered:
-        return preset("megatron-2021")
-    if "2022" in lowered:
-        return preset("megatron-2022")
-    if "meta" in lowered:
-        return preset("fsdp-2024")
-    return preset("megatron-core")
+def case_stack(value: Any, where: str = "") -> Stack:
+    """A case's ``plan.stack``: a catalog stack id or alias, or ``{"preset": id, "overrides":
+    {field: value}}``; null (the source does not say) is the default stack. Free text about
+    the stack belongs in the case's ``notes``: it is never read for meaning."""
+    return resolve_stack(value, where=where)
 
 
 def _model(case_id: str, data: dict[str, Any], tp: int) -> ModelSpec:
@@ -237,7 +193,7 @@ def _read_file(path: Path) -> list[Case]:
                     plan=plan,
                     hardware=raw["hardware"],
                     published=raw["published"],
-                    stack=stack_for(plan.get("stack") or "", raw.get("source", "")),
+                    stack=case_stack(plan.get("stack"), where),
                 )
             )
         except KeyError as exc:

@@ -12,12 +12,12 @@ from scalewall.api import estimate
 from scalewall.cluster import resolve_cluster
 from scalewall.errors import SpecError
 from scalewall.perf import moe
-from scalewall.perf.assumptions import Efficiency, Stack, preset
+from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.collectives import expert_alltoall_time_s
 from scalewall.perf.compute import Device, linear_time_s
 from scalewall.plan.plan import PRECISIONS, ParallelPlan, validate
-from scalewall.validation.runs import stack_for
+from scalewall.stack import preset
 
 EFF = Efficiency()
 
@@ -175,9 +175,8 @@ def test_gradient_buffer_bytes_follow_the_reduction_dtype() -> None:
     assert bf16.memory["gradients"] / fp32.memory["gradients"] == pytest.approx(0.5, rel=1e-12)
     assert bf16.memory["weights"] == fp32.memory["weights"]
     assert bf16.memory["optimizer_state"] == fp32.memory["optimizer_state"]
-    assert stack_for("Megatron-Core, no CUDA graphs").grad_reduce_bytes == 4.0
-    text = "Megatron-Core, BF16 gradient reduction, no CUDA graphs"
-    assert stack_for(text).grad_reduce_bytes == 2.0
+    assert preset("megatron-core").grad_reduce_bytes == 4.0
+    assert preset("nemo-24.07").grad_reduce_bytes == 2.0
     assert preset("megatron-bridge").grad_reduce_bytes == 2.0
 
 

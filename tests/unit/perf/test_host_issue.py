@@ -15,7 +15,7 @@ from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import _host_issue_s, step_model
 from scalewall.plan.plan import ParallelPlan
-from scalewall.validation.runs import stack_for
+from scalewall.validation.runs import case_stack
 
 EFF = Efficiency()
 
@@ -85,17 +85,13 @@ def test_host_time_shows_only_where_it_exceeds_the_gpu_time() -> None:
     assert dense.breakdown["host_overhead"] == 0.0
 
 
-def test_stack_text_names_the_cuda_graph_scope() -> None:
-    source = "NVIDIA NeMo Megatron-Bridge documentation, 'Performance' page"
-    base = "Megatron-Core MoE, expert all-to-all overlap"
-    assert stack_for(base, source).cuda_graphs == "none"
-    assert stack_for(base + ", full-iteration CUDA graphs", source).cuda_graphs == "full"
-    assert stack_for(base + ", CUDA graphs of attention and router", source).cuda_graphs == (
-        "attention"
-    )
-    assert stack_for(base + ", CUDA graphs of the router", source).cuda_graphs == "router"
-    assert stack_for(base + ", CUDA graphs of whole layers", source).cuda_graphs == "layer"
-    assert stack_for(base + ", no CUDA graphs", source).cuda_graphs == "none"
+def test_a_case_states_the_cuda_graph_scope_as_a_stack_override() -> None:
+    assert case_stack("megatron-bridge-moe").cuda_graphs == "none"
+    for scope in ("router", "attention", "layer", "full"):
+        stated = {"preset": "megatron-bridge-moe", "overrides": {"cuda_graphs": scope}}
+        assert case_stack(stated).cuda_graphs == scope
+    with pytest.raises(SpecError, match="cuda_graphs"):
+        case_stack({"preset": "megatron-bridge-moe", "overrides": {"cuda_graphs": "all"}})
 
 
 def test_unknown_cuda_graph_scope_is_rejected() -> None:

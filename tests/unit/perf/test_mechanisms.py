@@ -10,11 +10,12 @@ import pytest
 from scalewall import catalog
 from scalewall.catalog.schema import Fabric, ModelSpec
 from scalewall.perf import collectives as coll
-from scalewall.perf.assumptions import Efficiency, Stack, preset
+from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import StepArrays, step_model
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster, make_cluster
+from scalewall.stack import preset
 
 EFF = Efficiency()
 MIB = 2.0**20

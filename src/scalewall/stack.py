@@ -1,0 +1,154 @@
+"""Software stacks: one resolver from an id, an alias, overrides or an object to a ``Stack``.
+
+The CLI (``--stack ID --stack-set field=value``), the Python API, the validator (a case's
+``plan.stack``) and the search and sweep all call ``resolve_stack``, so the default and the
+meaning of an id are decided here once. Stacks are catalog data
+(``catalog/data/stacks/<id>.toml``), each field cited.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Any
+
+from scalewall import catalog
+from scalewall.catalog.loader import build
+from scalewall.catalog.schema import STACK_METADATA, Stack
+from scalewall.errors import SpecError
+
+DEFAULT_STACK = "megatron-core"
+"""The stack a question that names none runs on: Megatron-Core with its overlaps on."""
+
+StackSpec = Stack | str | Mapping[str, Any] | None
+"""What names a stack: an object, an id or alias, ``{"preset": id, "overrides": {...}}``, or
+None for the default."""
+
+
+def _normal(name: str) -> str:
+    return "-".join(name.strip().lower().replace("_", " ").split())
+
+
+@cache
+def _index() -> dict[str, str]:
+    """Every id and alias (normalised) to its catalog id; an alias used twice is an error."""
+    out: dict[str, str] = {}
+    for stack_id, entry in catalog.stacks().items():
+        for name in (stack_id, *entry.aliases):
+            key = _normal(name)
+            if key in out and out[key] != stack_id:
+                raise SpecError("aliases", name, f"names both {out[key]!r} and {stack_id!r}")
+            out[key] = stack_id
+    return out
+
+
+def stack_ids() -> list[str]:
+    """The catalog's stack ids."""
+    return sorted(catalog.stacks())
+
+
+def preset(name: str) -> Stack:
+    """The catalog stack with this id or alias (case, spaces and underscores ignored)."""
+    stack_id = _index().get(_normal(name))
+    if stack_id is None:
+        raise SpecError("stack", name, f"one of {', '.join(stack_ids())} (or an alias of one)")
+    return catalog.stacks()[stack_id]
+
+
+def behaviour_fields() -> list[str]:
+    """The ``Stack`` fields an override may set (every field but the entry's metadata)."""
+    return [f.name for f in dataclasses.fields(Stack) if f.name not in STACK_METADATA]
+
+
+def parse_assignments(items: Sequence[str]) -> dict[str, Any]:
+    """``field=value`` strings (``--stack-set``) to typed values: the field's type decides
+    how the text is read (true/false, integers, numbers, words)."""
+    hints = typing.get_type_hints(Stack)
+    valid = behaviour_fields()
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise SpecError("stack-set", item, "field=value, e.g. tp_comm_overlap_frac=0")
+        if name not in valid:
+            raise SpecError("stack-set", name, f"a stack field: {', '.join(valid)}")
+        out[name] = _typed(name, text.strip(), hints[name])
+    return out
+
+
+def _typed(name: str, text: str, hint: Any) -> Any:
+    try:
+        if hint is bool:
+            if text.lower() not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+                raise ValueError
+            return text.lower() in ("true", "1", "yes", "on")
+        if hint is int:
+            return int(text)
+        if hint is float:
+            return float(text)
+    except ValueError:
+        kind = {bool: "true or false", int: "an integer", float: "a number"}[hint]
+        raise SpecError(name, text, kind) from None
+    return text
+
+
+def with_overrides(stack: Stack, overrides: Mapping[str, Any], where: str = "") -> Stack:
+    """``stack`` with some behaviour fields replaced, each checked against its type; the
+    result is named ``<id>+overrides`` so no output passes it off as the catalog entry."""
+    if not overrides:
+        return stack
+    valid = set(behaviour_fields())
+    for key in overrides:
+        if key not in valid:
+            raise SpecError(key, overrides[key], f"a stack field: {', '.join(sorted(valid))}")
+    data = {f.name: getattr(stack, f.name) for f in dataclasses.fields(Stack)}
+    data.update(overrides)
+    data["id"] = stack.id if stack.id.endswith("+overrides") else f"{stack.id}+overrides"
+    return build(Stack, data, where=where or "stack overrides")
+
+
+def resolve_stack(
+    spec: StackSpec = None,
+    overrides: Mapping[str, Any] | Sequence[str] | None = None,
+    *,
+    where: str = "",
+) -> Stack:
+    """The stack a question names. ``overrides`` is a mapping or ``field=value`` strings."""
+    if isinstance(spec, Stack):
+        stack = spec
+    elif spec is None:
+        stack = preset(DEFAULT_STACK)
+    elif isinstance(spec, str):
+        stack = preset(spec)
+    elif isinstance(spec, Mapping):
+        unknown = set(spec) - {"preset", "overrides"}
+        if unknown or not isinstance(spec.get("preset"), str):
+            raise SpecError(
+                "stack", dict(spec), '{"preset": ID, "overrides": {field: value}}', where=where
+            )
+        inner = spec.get("overrides") or {}
+        if not isinstance(inner, Mapping):
+            raise SpecError("stack.overrides", inner, "a table of field = value", where=where)
+        stack = with_overrides(preset(str(spec["preset"])), inner, where)
+    else:
+        raise SpecError("stack", spec, "a stack id, a Stack or {preset, overrides}", where=where)
+    if overrides:
+        if not isinstance(overrides, Mapping):
+            overrides = parse_assignments(list(overrides))
+        stack = with_overrides(stack, overrides, where)
+    return stack
+
+
+__all__ = [
+    "DEFAULT_STACK",
+    "StackSpec",
+    "behaviour_fields",
+    "parse_assignments",
+    "preset",
+    "resolve_stack",
+    "stack_ids",
+    "with_overrides",
+]
