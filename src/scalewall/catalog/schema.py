@@ -41,6 +41,15 @@ class Accelerator:
     uncertain: bool = False
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict)
+    hbm_usable_bytes: float = 0.0
+    """HBM bytes the driver reports as the device's total (``nvidia-smi`` memory.total,
+    ``rocm-smi`` VRAM Total Memory, ``npu-smi`` HBM capacity): what a training process can
+    allocate from, its own CUDA context included. 0: ``hbm_bytes``."""
+
+    @property
+    def hbm_capacity_bytes(self) -> float:
+        """The capacity the memory model fits plans against: the driver's figure if known."""
+        return self.hbm_usable_bytes or self.hbm_bytes
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,7 +4,7 @@ Citation rule (enforced by ``test_every_number_is_cited``): every non-zero numbe
 must appear, in some unit, in the citation that covers it: ``sources[field]`` when the entry has
 one for that field, else the main ``source``. "In some unit" means the cited text holds a number
 that equals the value after one of the unit changes in ``_UNIT_SCALES`` (TFLOP/s, GB/s, Gb/s,
-bidirectional GB/s, ns, kW, %, ...) within 0.5 % (citations round: 1,979 for 1,978.9 TFLOP/s).
+bidirectional GB/s, ns, kW, %, MiB, GiB, ...) within 0.5 % (citations round: 1,979 for 1,978.9 TFLOP/s).
 A figure derived from a citation (a rack total divided per GPU, a bidirectional rate halved) must
 therefore be written out in the citation, so a change to a number without a change to its
 citation fails here. Oversubscription ratios of 1.0 (full bisection) are exempt.
@@ -129,6 +129,8 @@ _UNIT_SCALES = (
     1e12 / 8,  # Gb/s, Tb/s to bytes/s
     1e-9,
     1e-6,  # ns, us
+    2.0**20,
+    2.0**30,  # MiB, GiB (driver-reported memory totals)
 )
 _REL_TOL = 5e-3
 # A number not glued to a preceding letter or digit ("H100", "MI300X" name parts, not figures).
