@@ -183,6 +183,14 @@ class Efficiency:
     occupy SMs (NCCL uses up to 32 of 132 on H100) and share HBM bandwidth. The published runs
     show no measurable effect once the other constants are fitted, so the default is 0; set it
     to study SM contention."""
+    memory_fit_margin_frac: float = 0.05
+    """Uncertainty of the memory model as a fraction of usable HBM: a plan whose predicted
+    memory lies within this of the limit, either way, is ``near_memory_limit``. The model's
+    parts are within 0.3-9.3% of Korthikanti et al. 2022's measured bars (Fig. 7/8, the
+    Korthikanti memory rows of the validation file; median 2.7%) and the allocator's
+    fragmentation varies by a few percent between runs, so 5% of the total is the band the
+    model cannot resolve: the validator admits plans up to this far over the limit (they ran),
+    the search marks plans this close below it."""
 
 
 CUDA_GRAPH_SCOPES = ("none", "router", "attention", "layer", "full")
@@ -284,6 +292,23 @@ class Stack:
     """DeepSeek-V3's bidirectional DualPipe schedule: bubble (pp/2 - 1) (F&B + B - 3W) instead
     of 1F1B's (pp - 1)(F + B) (report Table 2), so about (pp/2 - 1)/(pp - 1) of it; two
     copies of each rank's parameters, pp + 1 micro-batches of activations in flight."""
+    fp8_primary_weights: bool = False
+    """Under an FP8 recipe the model weights exist only as FP8 (row-wise and column-wise
+    copies), with no BF16 copy beside them; the full-precision main weights live in the
+    optimizer state. Megatron-Core ``--fp8-param-gather`` (Transformer Engine FP8 primary
+    weights, ``fp8_model_init``; the distributed optimizer's FP32 main params stay in the
+    optimizer) and DeepSeek-V3 (report Sec. 3.3, Fig. 6: FP32 master weights cast to FP8 for
+    the forward and backward GEMMs). False: BF16 weights plus the FP8 copies."""
+    recompute_mla_up_proj: bool = False
+    """Selective recompute also rebuilds multi-head latent attention's up projections (the
+    per-head Q, K, V) from the latents in backward instead of keeping them (DeepSeek-V3 report
+    Sec. 3.2.3 "Recomputation of RMSNorm and MLA Up-Projection"; Megatron-Core
+    ``--recompute-modules mla_up_proj``)."""
+    recompute_moe_act: bool = False
+    """Selective recompute also rebuilds the routed experts' activation function output in
+    backward, keeping only each token copy's expert input and the activation's inputs
+    (DeepSeek-V3 report Sec. 3.3.3: SwiGLU inputs cached in FP8, output recomputed;
+    Megatron-Core ``--recompute-modules moe_act``)."""
 
     def __post_init__(self) -> None:
         if self.cuda_graphs not in CUDA_GRAPH_SCOPES:
@@ -318,6 +343,7 @@ _MEGATRON_BRIDGE = Stack(
     moe_load_imbalance=1.0,
     moe_graph_capacity_factor=1.5,
     moe_max_nodes_per_token=4,
+    recompute_mla_up_proj=True,
 )
 """NVIDIA Megatron-Bridge performance recipes (NeMo containers 25.09-26.02): Megatron-Core with
 cuDNN fused attention (Transformer Engine's default backend on Hopper and Blackwell). Its MoE
@@ -329,7 +355,9 @@ graphs its MoE recipes pad each rank's expert buffers to 1.5x the mean
 ``moe_expert_rank_capacity_factor = 1.5``, paged stashing for the memory). The HybridEP/DeepEP
 dispatcher sends a token once per destination node and forwards it over NVLink, and
 DeepSeek-V3's group-limited router (8 groups, top 4) keeps it to 4 nodes
-(scripts/performance/configs/deepseek)."""
+(scripts/performance/configs/deepseek). Its DeepSeek-V3 recipes recompute MLA's up
+projections (``recompute_modules=["mla_up_proj"]`` in deepseek_workload_base_configs.py for
+GB200 BF16 and GB300 MXFP8)."""
 
 PRESETS: dict[str, Stack] = {
     "megatron-core": Stack(tp_comm_overlap_frac=0.6),
@@ -342,6 +370,9 @@ PRESETS: dict[str, Stack] = {
         ep_comm_overlap_frac=1.0,
         ep_overlap_sm_frac=20.0 / 132.0,
         dualpipe=True,
+        fp8_primary_weights=True,
+        recompute_mla_up_proj=True,
+        recompute_moe_act=True,
     ),
     "megatron-core-moe": Stack(
         name="megatron-core-moe",

@@ -356,3 +356,18 @@ def test_catalog_agrees_with_the_validation_runs() -> None:
         if case_id.startswith("megatron_sc21"):
             assert shape["vocab"] == m.vocab
             assert shape["params"] == m.params_published
+
+
+def test_h100_usable_hbm_is_the_driver_total() -> None:
+    # nvidia-smi reports 81,559 MiB on an H100 SXM5 80 GB: 79.65 GiB, not 80e9 B = 74.5 GiB.
+    h100 = catalog.accelerator("h100-sxm-80gb")
+    assert h100.hbm_capacity_bytes == 81559 * 2**20
+    assert h100.hbm_capacity_bytes / 2**30 == pytest.approx(79.6, abs=0.1)
+
+
+@pytest.mark.parametrize("entry_id", sorted(REQUIRED["accelerators"]))
+def test_every_accelerator_states_usable_hbm(entry_id: str) -> None:
+    # Exact: the driver's total lies within 10% below the marketed figure read as GiB.
+    acc = catalog.accelerator(entry_id)
+    assert acc.hbm_usable_bytes > 0
+    assert 0.9 * acc.hbm_bytes / 1e9 * 2**30 <= acc.hbm_usable_bytes <= acc.hbm_bytes / 1e9 * 2**30
