@@ -4,7 +4,8 @@ Citation rule (enforced by ``test_every_number_is_cited``): every non-zero numbe
 must appear, in some unit, in the citation that covers it: ``sources[field]`` when the entry has
 one for that field, else the main ``source``. "In some unit" means the cited text holds a number
 that equals the value after one of the unit changes in ``_UNIT_SCALES`` (TFLOP/s, GB/s, Gb/s,
-bidirectional GB/s, ns, kW, %, MiB, GiB, ...) within 0.5 % (citations round: 1,979 for 1,978.9 TFLOP/s).
+bidirectional GB/s, ns, kW, %, MiB, GiB, ...) within 0.5 % (citations round: 1,979 for
+1,978.9 TFLOP/s).
 A figure derived from a citation (a rack total divided per GPU, a bidirectional rate halved) must
 therefore be written out in the citation, so a change to a number without a change to its
 citation fails here. Oversubscription ratios of 1.0 (full bisection) are exempt.
