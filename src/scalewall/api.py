@@ -87,7 +87,7 @@ def estimate(
         fits=bool(out.fits[0]),
         memory={k: float(v[0]) for k, v in out.memory_bytes.items()},
         memory_total_bytes=float(out.memory_total_bytes[0]),
-        hbm_bytes=cluster.accelerator.hbm_bytes,
+        hbm_bytes=cluster.accelerator.hbm_capacity_bytes,
         breakdown={k: float(v[0]) for k, v in out.breakdown_s.items()},
         stack=resolved_stack.id,
     )

@@ -43,6 +43,15 @@ class Accelerator:
     uncertain: bool = False
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict)
+    hbm_usable_bytes: float = 0.0
+    """HBM bytes the driver reports as the device's total (``nvidia-smi`` memory.total,
+    ``rocm-smi`` VRAM Total Memory, ``npu-smi`` HBM capacity): what a training process can
+    allocate from, its own CUDA context included. 0: ``hbm_bytes``."""
+
+    @property
+    def hbm_capacity_bytes(self) -> float:
+        """The capacity the memory model fits plans against: the driver's figure if known."""
+        return self.hbm_usable_bytes or self.hbm_bytes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -306,6 +315,23 @@ class Stack:
     of 1F1B's (pp - 1)(F + B) (report Table 2), so about (pp/2 - 1)/(pp - 1) of it; two
     copies of each rank's parameters, pp + 1 micro-batches of activations in flight."""
 
+    fp8_primary_weights: bool = False
+    """Under an FP8 recipe the model weights exist only as FP8 (row-wise and column-wise
+    copies), with no BF16 copy beside them; the full-precision main weights live in the
+    optimizer state. Megatron-Core ``--fp8-param-gather`` (Transformer Engine FP8 primary
+    weights, ``fp8_model_init``; the distributed optimizer's FP32 main params stay in the
+    optimizer) and DeepSeek-V3 (report Sec. 3.3, Fig. 6: FP32 master weights cast to FP8 for
+    the forward and backward GEMMs). False: BF16 weights plus the FP8 copies."""
+    recompute_mla_up_proj: bool = False
+    """Selective recompute also rebuilds multi-head latent attention's up projections (the
+    per-head Q, K, V) from the latents in backward instead of keeping them (DeepSeek-V3 report
+    Sec. 3.2.3 "Recomputation of RMSNorm and MLA Up-Projection"; Megatron-Core
+    ``--recompute-modules mla_up_proj``)."""
+    recompute_moe_act: bool = False
+    """Selective recompute also rebuilds the routed experts' activation function output in
+    backward, keeping only each token copy's expert input and the activation's inputs
+    (DeepSeek-V3 report Sec. 3.3.3: SwiGLU inputs cached in FP8, output recomputed;
+    Megatron-Core ``--recompute-modules moe_act``)."""
     zero_stage: int = 1
     """Sharding the stack runs when a plan leaves it open: 0 plain data parallelism (gradient
     all-reduce, replicated optimizer), 1 distributed optimizer (Megatron-Core

@@ -198,10 +198,20 @@ def routed_activation_bytes(
 ) -> FloatArray:
     """Activations the routed experts keep for backward per micro-batch per GPU: per token
     copy its dispatched input and combined output (D each) and the expert FFN activations;
-    FP8 recipes keep the linear inputs in FP8 (DeepSeek-V3 Sec. 3.3.3, Transformer Engine)."""
+    FP8 recipes keep the linear inputs in FP8 (DeepSeek-V3 Sec. 3.3.3, Transformer Engine).
+    A stack that recomputes the experts' activation function under selective recompute
+    (``Stack.recompute_moe_act``) keeps per copy only its input and the activation's inputs
+    (gate and up, 2F for SwiGLU), in FP8 under FP8 recipes: DeepSeek-V3 Sec. 3.3.3 caches the
+    SwiGLU inputs in FP8 and recomputes its output; with the routing weights applied inside
+    the activation (Megatron-Core's memory-efficient permutation) the combine's backward needs
+    no expert output."""
     copies = tokens_per_expert(model, p, tokens) * model.routed_experts / p.ep * load_factor(stack)
     width = model.expert_ffn_hidden / p.etp
     per_copy = 2.0 * ACT_BYTES * model.hidden + ffn_activation_elements(model) * width
     saved = np.where(fp8, model.hidden + width, 0.0)
     result: FloatArray = copies * (per_copy - saved)
+    if stack.recompute_moe_act:
+        act_inputs = (ffn_activation_elements(model) - 2.0) / 2.0 * width
+        lean = copies * (model.hidden + act_inputs) * np.where(fp8, 1.0, ACT_BYTES)
+        result = np.where(p.recompute == 1, lean, result)
     return result

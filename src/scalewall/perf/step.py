@@ -70,8 +70,14 @@ class StepArrays:
     """Per part, for the most loaded pipeline stage."""
     memory_total_bytes: FloatArray
     fits: NDArray[np.bool_]
+    """The plan's memory is within the accelerator's usable HBM (``hbm_capacity_bytes``)."""
     breakdown_s: dict[str, FloatArray]
     """Per part of the step time; the parts add up to ``step_time_s``."""
+    memory_headroom_frac: FloatArray
+    """1 - memory_total_bytes / usable HBM: negative where the plan is predicted not to fit."""
+    near_memory_limit: NDArray[np.bool_]
+    """The headroom is within ``Efficiency.memory_fit_margin_frac`` of zero either way: the
+    memory model cannot tell whether the plan fits."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -544,9 +550,10 @@ def _activation_bytes_per_layer(
     dropout masks 2D) plus TP-sharded part (Q, K, V, projection input, FFN activations and the
     attention scores 5 a s when the kernel is unfused and not recomputed); SP shards it all.
     MLA adds its query and KV latents (replicated); an MoE layer's FFN is its shared experts
-    plus the routed experts' copies. FP8 keeps linear inputs in one byte: 2D of the replicated
-    part, the projection input and the FFN down-projection input. Full recompute keeps only
-    the layer input.
+    plus the routed experts' copies; a stack that recomputes MLA's up projections under
+    selective recompute (``Stack.recompute_mla_up_proj``) keeps no Q, K, V of the heads. FP8
+    keeps linear inputs in one byte: 2D of the replicated part, the projection input and the
+    FFN down-projection input. Full recompute keeps only the layer input.
     """
     tokens = p.micro_batch * p.seq_len / p.cp
     hidden = float(model.hidden)
@@ -559,7 +566,10 @@ def _activation_bytes_per_layer(
     ffn_acts = moe.ffn_activation_elements(model) * ffn
     qkvo = model.heads * (d_qk + d_v) + model.kv_heads * (d_qk + d_v)
     sharded: FloatArray | float = 2.0 * qkvo
-    sharded += ffn_acts
+    if model.kv_lora_rank and stack.recompute_mla_up_proj:
+        # Q, K and V are rebuilt from the latents in backward: only the context is kept.
+        sharded = np.where(p.recompute == 1, 2.0 * model.heads * d_v, sharded)
+    sharded = sharded + ffn_acts
     if not stack.flash_attention:
         scores = (5.0 if model.dropout else 2.0) * model.heads * p.seq_len
         sharded = sharded + np.where(p.recompute == 0, scores, 0.0)
@@ -607,33 +617,76 @@ def _largest_layer_params(model: ModelSpec, p: PlanBatch) -> FloatArray:
     return result
 
 
+def _weight_bytes_per_param(eff: Efficiency, stack: Stack, fp8: NDArray[np.bool_]) -> FloatArray:
+    """Bytes per parameter of the weights a rank keeps for its GEMMs (outside the optimizer).
+
+    BF16 training weights (2), plus under FP8 a row-wise and a column-wise FP8 copy
+    (``Efficiency.fp8_weight_copy_bytes``). A recipe whose FP8 weights are the only model
+    weights (``Stack.fp8_primary_weights``: Megatron-Core ``--fp8-param-gather``, DeepSeek-V3's
+    FP32 master weights cast straight to FP8) keeps no BF16 copy; its full-precision main
+    weights are part of the optimizer state."""
+    training = np.where(fp8 & stack.fp8_primary_weights, 0.0, WEIGHT_BYTES)
+    result: FloatArray = training + np.where(fp8, eff.fp8_weight_copy_bytes, 0.0)
+    return result
+
+
+def _rank_loads(
+    model: ModelSpec,
+    p: PlanBatch,
+    stack: Stack,
+    acts: dict[str, FloatArray],
+    micro_batches: FloatArray,
+) -> list[tuple[tuple[FloatArray, FloatArray], FloatArray]]:
+    """(dense, expert) parameters and activation bytes of the candidate most loaded ranks.
+
+    1F1B: the first stage keeps min(m, pp) micro-batches in flight (interleaving adds
+    (pp - 1) / (pp vpp) of that; Korthikanti et al. 2022, Sec. 4.2.3), the last one micro-batch
+    plus the logits. DualPipe (DeepSeek-V3 report Sec. 3.2.1, Table 2): a rank holds stage i
+    of one direction and stage pp - 1 - i of the other, so the first rank holds the first and
+    the last stage ("two copies of the model parameters" of 1F1B's one stage), with pp + 1
+    micro-batch chunks of activations in flight, counted here at the first stage's size."""
+    params = _stage_param_parts(model, p)
+    tokens = p.micro_batch * p.seq_len / p.cp
+    logits = tokens * model.vocab / p.tp * (ACT_BYTES + 4.0)
+    if stack.dualpipe:
+        in_flight = np.minimum(micro_batches, p.pp + 1.0)
+        single = p.pp == 1
+        edge = tuple(
+            np.where(single, params["first"][i], params["first"][i] + params["last"][i])
+            for i in (0, 1)
+        )
+        middle = tuple(2.0 * params["middle"][i] for i in (0, 1))
+        return [
+            ((edge[0], edge[1]), acts["first"] * in_flight + logits),
+            ((middle[0], middle[1]), np.where(p.pp > 2, acts["middle"] * in_flight, 0.0)),
+        ]
+    in_flight = np.minimum(micro_batches, p.pp)
+    interleave = np.where(p.vpp > 1, 1.0 + (p.pp - 1.0) / (p.pp * p.vpp), 1.0)
+    return [
+        (params["first"], acts["first"] * in_flight * interleave),
+        (params["last"], acts["last"] + logits),
+    ]
+
+
 def memory_model(
     model: ModelSpec, p: PlanBatch, eff: Efficiency, stack: Stack, micro_batches: FloatArray
 ) -> tuple[dict[str, FloatArray], FloatArray]:
-    """Per-GPU memory by part on the most loaded pipeline stage (first or last), and the total.
+    """Per-GPU memory by part on the most loaded pipeline rank, and the total.
 
-    Replicated parameters are sharded by ZeRO over DP x CP, routed experts over the experts'
-    data-parallel width tp cp dp / (ep etp). FP8 adds the FP8 weight copies; DualPipe keeps
-    two stages' parameters per rank. Cheaper than the full step model: the search calls it to
-    prune plans that do not fit.
+    Per parameter: the GEMMs' weights (``_weight_bytes_per_param``), the main gradient in the
+    reduce dtype (``Stack.grad_reduce_bytes``) and the optimizer state
+    (``Stack.optimizer_state_bytes``: FP32 main weights and Adam moments), sharded by ZeRO
+    stage 3, 2 and 1 respectively over DP x CP for replicated parameters and over the experts'
+    data-parallel width tp cp dp / (ep etp) for routed experts (Megatron-Core's distributed
+    optimizer with BF16 weights and FP32 gradients: 6 + 12 / d bytes per parameter).
+    Cheaper than the full step model: the search calls it to prune plans that do not fit.
     """
-    params = _stage_param_parts(model, p)
     shard = p.dp * p.cp
     expert_shard = p.tp * p.cp * p.dp / (p.ep * p.etp)
     fp8 = p.precision >= 2
     acts = _stage_activations(model, p, stack, fp8)
-    in_flight = np.minimum(micro_batches, p.pp)
-    if stack.dualpipe:
-        in_flight = np.minimum(micro_batches, p.pp + 1.0)
-    interleave = np.where(p.vpp > 1, 1.0 + (p.pp - 1.0) / (p.pp * p.vpp), 1.0)
     tokens = p.micro_batch * p.seq_len / p.cp
-    logits = tokens * model.vocab / p.tp * (ACT_BYTES + 4.0)
-    stages = {
-        "first": (params["first"], acts["first"] * in_flight * interleave),
-        "last": (params["last"], acts["last"] + logits),
-    }
-    copies = 2.0 if stack.dualpipe else 1.0
-    weight_bytes = WEIGHT_BYTES + np.where(fp8, eff.fp8_weight_copy_bytes, 0.0)
+    weight_bytes = _weight_bytes_per_param(eff, stack, fp8)
     gathered = np.where(
         p.zero >= 3, eff.zero3_gathered_layers * _largest_layer_params(model, p) * weight_bytes, 0.0
     )
@@ -642,18 +695,17 @@ def memory_model(
         dense_p, expert_p = parts
         dense_b = dense_p * per_param / np.where(p.zero >= zero_stage, shard, 1.0)
         if not model.is_moe:
-            return dense_b if copies == 1.0 else copies * dense_b
-        expert_b = expert_p * per_param / np.where(p.zero >= zero_stage, expert_shard, 1.0)
-        return copies * (dense_b + expert_b)
+            return dense_b
+        return dense_b + expert_p * per_param / np.where(p.zero >= zero_stage, expert_shard, 1.0)
 
     best: dict[str, FloatArray] | None = None
     best_total = np.zeros_like(tokens)
-    for parts, stage_acts in stages.values():
+    for parts, rank_acts in _rank_loads(model, p, stack, acts, micro_batches):
         part = {
             "weights": sharded(weight_bytes, 3, parts) + gathered,
             "gradients": sharded(stack.grad_reduce_bytes, 2, parts),
             "optimizer_state": sharded(stack.optimizer_state_bytes, 1, parts),
-            "activations": stage_acts,
+            "activations": rank_acts,
             "reserved": np.full_like(tokens, eff.memory_reserved_bytes),
         }
         total = sum(part.values(), np.zeros_like(tokens))
@@ -861,6 +913,7 @@ def step_model(
     )
     hw_rate = model_rate + redone * tokens_step / step / num_gpus
     memory, total = memory_model(model, p, eff, stack, micro_batches)
+    headroom = 1.0 - total / cluster.accelerator.hbm_capacity_bytes
     peak = cluster.accelerator.peak_bf16_flop_per_s
     return StepArrays(
         step_time_s=step,
@@ -871,8 +924,10 @@ def step_model(
         hardware_tflops_per_gpu=hw_rate / 1e12,
         memory_bytes=memory,
         memory_total_bytes=total,
-        fits=total <= cluster.accelerator.hbm_bytes,
+        fits=total <= cluster.accelerator.hbm_capacity_bytes,
         breakdown_s=breakdown,
+        memory_headroom_frac=headroom,
+        near_memory_limit=np.abs(headroom) <= eff.memory_fit_margin_frac,
     )
 
 

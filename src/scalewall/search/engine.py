@@ -76,6 +76,10 @@ class RankedPlan:
     hfu: float
     memory_total_bytes: float
     hbm_bytes: float
+    """Usable HBM the plan was fitted against (the driver's total, ``hbm_capacity_bytes``)."""
+    near_memory_limit: bool
+    """Fits, but within ``Efficiency.memory_fit_margin_frac`` of the limit: the memory model
+    cannot promise it fits."""
     breakdown: dict[str, float]
     """Seconds per step by part; the parts add up to ``step_time_s``."""
     limiter: str
@@ -96,6 +100,7 @@ class RankedPlan:
             "hfu": self.hfu,
             "memory_total_bytes": self.memory_total_bytes,
             "hbm_bytes": self.hbm_bytes,
+            "near_memory_limit": self.near_memory_limit,
             "breakdown_s": self.breakdown,
             "limiter": self.limiter,
             "limit_line": self.limit_line,
@@ -293,7 +298,7 @@ def search(
     )
     micro_batches = plans.global_batch / (plans.dp * plans.micro_batch)
     _, mem_total = memory_model(spec, plans, eff, stk, micro_batches)
-    hbm = resolved.accelerator.hbm_bytes
+    hbm = resolved.accelerator.hbm_capacity_bytes
     fit_rows = np.flatnonzero(mem_total <= hbm)
     counts = SearchCounts(
         enumerated=len(plans), pruned_memory=len(plans) - len(fit_rows), evaluated=len(fit_rows)
@@ -355,7 +360,7 @@ def _ranked(
     stack: Stack,
 ) -> tuple[RankedPlan, ...]:
     out = step_model(model, cluster, batch, eff, stack)
-    hbm = cluster.accelerator.hbm_bytes
+    hbm = cluster.accelerator.hbm_capacity_bytes
     ranked = []
     for i in range(len(batch)):
         plan = batch.plan(i)
@@ -374,6 +379,7 @@ def _ranked(
                 hfu=float(out.hfu[i]),
                 memory_total_bytes=memory,
                 hbm_bytes=hbm,
+                near_memory_limit=bool(out.near_memory_limit[i]),
                 breakdown=breakdown,
                 limiter=part,
                 limit_line=line,

@@ -126,6 +126,9 @@ class CasePrediction:
     row: dict[str, float]
     memory_gib: dict[str, float]
     fits: bool
+    """Predicted to fit, within ``Efficiency.memory_fit_margin_frac`` over the limit."""
+    near_memory_limit: bool
+    """Within the margin of the limit either way (``StepArrays.near_memory_limit``)."""
     full_recompute_mfu: float
 
 
@@ -149,13 +152,16 @@ def predict_case(case: Case, eff: Efficiency | None = None) -> CasePrediction:
         raise ValueError(f"{case.id}: no valid plan for the published configuration")
     batch = PlanBatch.from_plans(case.model, plans)
     out = step_model(case.model, cluster, batch, eff, case.stack)
-    # Among plans that fit (all of them for memory-only cases where none does), those within
-    # NEAR_BEST_FRAC of the fastest count as equally good; of these the simplest wins (fewest
-    # virtual stages, then least memory), as practitioners avoid interleaving for no gain.
-    pool = out.fits if out.fits.any() else np.ones_like(out.fits)
+    # Admissible: within the memory model's margin over the limit (a published run ran, so a
+    # plan the model cannot tell from fitting counts). Among admissible plans (all of them
+    # for memory-only cases where none is), those within NEAR_BEST_FRAC of the fastest count
+    # as equally good; of these a clear fit wins, then the simplest (fewest virtual stages,
+    # then least memory), as practitioners avoid interleaving for no gain.
+    admissible = out.memory_headroom_frac >= -eff.memory_fit_margin_frac
+    pool = admissible if admissible.any() else np.ones_like(admissible)
     speed = np.where(pool, out.tokens_per_s, -np.inf)
     near = speed >= speed.max() * (1.0 - NEAR_BEST_FRAC)
-    order = np.lexsort((out.memory_total_bytes, batch.vpp, ~near))
+    order = np.lexsort((out.memory_total_bytes, batch.vpp, ~out.fits, ~near))
     best = int(order[0])
     plan = plans[best]
     full = replace(plan, recompute="full", sequence_parallel=False)
@@ -168,7 +174,8 @@ def predict_case(case: Case, eff: Efficiency | None = None) -> CasePrediction:
         chosen={k: getattr(plan, k) for k in free},
         row=_row(out, best),
         memory_gib={k: float(v[best]) / GIB for k, v in out.memory_bytes.items()},
-        fits=bool(out.fits[best]),
+        fits=bool(admissible[best]),
+        near_memory_limit=bool(out.near_memory_limit[best]),
         full_recompute_mfu=float(full_out.mfu[0]),
     )
 

@@ -4,7 +4,8 @@ Citation rule (enforced by ``test_every_number_is_cited``): every non-zero numbe
 must appear, in some unit, in the citation that covers it: ``sources[field]`` when the entry has
 one for that field, else the main ``source``. "In some unit" means the cited text holds a number
 that equals the value after one of the unit changes in ``_UNIT_SCALES`` (TFLOP/s, GB/s, Gb/s,
-bidirectional GB/s, ns, kW, %, ...) within 0.5 % (citations round: 1,979 for 1,978.9 TFLOP/s).
+bidirectional GB/s, ns, kW, %, MiB, GiB, ...) within 0.5 % (citations round: 1,979 for
+1,978.9 TFLOP/s).
 A figure derived from a citation (a rack total divided per GPU, a bidirectional rate halved) must
 therefore be written out in the citation, so a change to a number without a change to its
 citation fails here. Oversubscription ratios of 1.0 (full bisection) are exempt.
@@ -129,6 +130,8 @@ _UNIT_SCALES = (
     1e12 / 8,  # Gb/s, Tb/s to bytes/s
     1e-9,
     1e-6,  # ns, us
+    2.0**20,
+    2.0**30,  # MiB, GiB (driver-reported memory totals)
 )
 _REL_TOL = 5e-3
 # A number not glued to a preceding letter or digit ("H100", "MI300X" name parts, not figures).
@@ -354,3 +357,18 @@ def test_catalog_agrees_with_the_validation_runs() -> None:
         if case_id.startswith("megatron_sc21"):
             assert shape["vocab"] == m.vocab
             assert shape["params"] == m.params_published
+
+
+def test_h100_usable_hbm_is_the_driver_total() -> None:
+    # nvidia-smi reports 81,559 MiB on an H100 SXM5 80 GB: 79.65 GiB, not 80e9 B = 74.5 GiB.
+    h100 = catalog.accelerator("h100-sxm-80gb")
+    assert h100.hbm_capacity_bytes == 81559 * 2**20
+    assert h100.hbm_capacity_bytes / 2**30 == pytest.approx(79.6, abs=0.1)
+
+
+@pytest.mark.parametrize("entry_id", sorted(REQUIRED["accelerators"]))
+def test_every_accelerator_states_usable_hbm(entry_id: str) -> None:
+    # Exact: the driver's total lies within 10% below the marketed figure read as GiB.
+    acc = catalog.accelerator(entry_id)
+    assert acc.hbm_usable_bytes > 0
+    assert 0.9 * acc.hbm_bytes / 1e9 * 2**30 <= acc.hbm_usable_bytes <= acc.hbm_bytes / 1e9 * 2**30
