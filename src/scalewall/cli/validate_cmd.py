@@ -11,7 +11,7 @@ from rich.table import Table
 from scalewall.cli.common import JsonOpt
 from scalewall.cli.output import console, print_json
 from scalewall.validation.harness import validate_cases
-from scalewall.validation.runs import read_runs
+from scalewall.validation.runs import read_runs_file
 
 
 def validate_command(
@@ -20,16 +20,20 @@ def validate_command(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Predict every case of a scalewall-runs/1 file; print published vs predicted."""
-    report = validate_cases(read_runs(cases))
+    """Predict every case of a scalewall-runs/1 file; print published vs predicted. A case that
+    cannot be read or modelled is one error line and the others run (exit 0); an unreadable
+    file exits 2."""
+    runs = read_runs_file(cases)
+    report = validate_cases(runs.cases, read_errors=runs.errors)
     if as_json:
         print_json(report.to_dict())
         return
-    table = Table("case", "metric", "published", "predicted", "error", "chosen")
+    table = Table("case", "stack", "metric", "published", "predicted", "error", "chosen")
     for c in report.comparisons:
         chosen = " ".join(f"{k}={v}" for k, v in c.chosen.items())
         table.add_row(
             c.id,
+            c.stack,
             c.metric,
             f"{c.published:.4g}",
             f"{c.predicted:.4g}",
@@ -42,7 +46,21 @@ def validate_command(
         groups.add_row(name, f"{g['metrics']:.0f}", f"{g['mape']:.1%}", f"{g['max_abs_error']:.1%}")
     console.print(groups)
     for case_id, (published, predicted) in report.fits.items():
-        console.print(f"{case_id}: published fits={published}, predicted fits={predicted}")
+        mismatch = "  MISMATCH" if published != predicted else ""
+        console.print(
+            f"{case_id}: published fits={published}, predicted fits={predicted}{mismatch}",
+            markup=False,
+        )
+    for w in report.warnings:
+        console.print(f"warning: {w.id}: {w.text}", markup=False, soft_wrap=True)
+    for e in report.errors:
+        console.print(f"error: {e.id}: {e.text}", markup=False, soft_wrap=True)
+    compared = len({c.id for c in report.comparisons})
+    console.print(
+        f"{compared} cases compared, {len(report.fit_mismatches)} fit mismatches, "
+        f"{len(report.warnings)} warnings, {len(report.errors)} errors",
+        markup=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

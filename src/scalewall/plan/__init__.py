@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from scalewall.plan.plan import ParallelPlan, stage_layers, validate
+from scalewall.plan.plan import (
+    ParallelPlan,
+    default_stage_split,
+    pipeline_layout,
+    stage_layers,
+    validate,
+)
 from scalewall.plan.topology import Cluster, Tier, cluster_from_spec, make_cluster
 
 __all__ = [
@@ -10,7 +16,9 @@ __all__ = [
     "ParallelPlan",
     "Tier",
     "cluster_from_spec",
+    "default_stage_split",
     "make_cluster",
+    "pipeline_layout",
     "stage_layers",
     "validate",
 ]

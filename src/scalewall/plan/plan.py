@@ -50,9 +50,10 @@ class ParallelPlan:
     cp_mode: str = "ring"
     """``ring`` (ring attention, KV passed around) or ``a2a`` (all-to-all head exchange)."""
     first_stage_layers: int = 0
-    """Layers on the first pipeline stage (0: an even split)."""
+    """Layers on the first pipeline stage (0: not given). Like Megatron-Core's
+    ``decoder_first_pipeline_num_layers``: the stages not given share the other layers."""
     last_stage_layers: int = 0
-    """Layers on the last pipeline stage (0: an even split)."""
+    """Layers on the last pipeline stage (0: not given; ``decoder_last_pipeline_num_layers``)."""
     etp: int = 1
     """Expert tensor-parallel width (MoE only): splits each expert's FFN columns."""
 
@@ -74,37 +75,86 @@ class ParallelPlan:
         return self.global_batch * self.seq_len
 
 
-def stage_layers(model: ModelSpec, plan: ParallelPlan) -> tuple[int, int, int]:
-    """Layers on the first, each middle, and the last stage; raises if they do not add up."""
-    if plan.pp == 1:
-        return model.layers, 0, model.layers
-    first = plan.first_stage_layers or 0
-    last = plan.last_stage_layers or 0
+def pipeline_layout(model: ModelSpec, plan: ParallelPlan) -> tuple[int, ...]:
+    """Decoder layers on each of the ``pp`` stages, first to last; they add to the model's
+    layers. Raises SpecError if the plan's stage fields cannot hold them.
+
+    With neither ``first_stage_layers`` nor ``last_stage_layers`` set the split is even and pp
+    must divide the layers (Megatron-Core's default). Otherwise the set ones are fixed, as
+    Megatron-Core's ``decoder_first_pipeline_num_layers`` / ``decoder_last_pipeline_num_layers``
+    (``get_num_layers_to_build`` in megatron/core/transformer/transformer_block.py), and the
+    other stages share the rest. Megatron-Core asks the rest to divide evenly; here the stages
+    may differ by a layer, as a ``pipeline_model_parallel_layout`` can place them, the heavier
+    ones in the middle (the first stage holds the embedding, the last the output layer)."""
+    layers, pp = model.layers, plan.pp
+    first, last = plan.first_stage_layers or 0, plan.last_stage_layers or 0
+    if pp == 1:
+        return (layers,)
     if not first and not last:
-        if model.layers % plan.pp:
+        if layers % pp:
             raise SpecError(
-                "pp",
-                plan.pp,
-                f"must divide the {model.layers} layers, or set first/last stage layers",
+                "pp", pp, f"must divide the {layers} layers, or set first/last stage layers"
             )
-        even = model.layers // plan.pp
-        return even, even, even
-    rest = model.layers - first - last
-    middle_stages = plan.pp - 2
-    if (
-        first < 1
-        or last < 1
-        or rest < 0
-        or (middle_stages and rest % middle_stages)
-        or (not middle_stages and rest)
-    ):
+        return (layers // pp,) * pp
+    free = pp - (first > 0) - (last > 0)
+    rest = layers - first - last
+    if first < 0 or last < 0 or rest < free or (not free and rest):
         raise SpecError(
             "first_stage_layers",
             (first, last),
-            f"first + last + (pp-2) x middle must equal {model.layers} layers",
+            f"the other {free} stages need at least a layer each of the {layers} layers",
         )
-    middle = rest // middle_stages if middle_stages else 0
-    return first, middle, last
+    if not free:
+        return (first, last)
+    base, extra = divmod(rest, free)
+    shares = [base + 1] * extra + [base] * (free - extra)
+    # Heavier shares first: the middle stages take them, a first or last stage not given the
+    # lightest.
+    middle, spare = shares[: pp - 2], shares[pp - 2 :]
+    return (first or spare[0], *middle, last or spare[0])
+
+
+def stage_layers(model: ModelSpec, plan: ParallelPlan) -> tuple[int, int, int]:
+    """Layers on the first, the busiest middle (0 when pp <= 2), and the last stage of
+    ``pipeline_layout``; raises if they do not add up. The step model runs every middle stage at
+    the busiest one's pace, which is the pipeline's pace; for the bubble, which sums the other
+    stages, this overstates it by at most a layer per lighter middle stage."""
+    layout = pipeline_layout(model, plan)
+    if plan.pp == 1:
+        return model.layers, 0, model.layers
+    return layout[0], max(layout[1:-1], default=0), layout[-1]
+
+
+def default_stage_split(layers: int, pp: int) -> tuple[int, int]:
+    """(first, last) stage layers for a source that gives none, (0, 0) for an even split.
+
+    Megatron-Core's rules (megatron/core/transformer/transformer_block.py,
+    ``get_num_layers_to_build``; arguments ``--account-for-embedding-in-pipeline-split`` and
+    ``--account-for-loss-in-pipeline-split``): without them pp must divide the layers; with them
+    the embedding and the loss each count as a layer, so ``layers + 1`` (loss only) or
+    ``layers + 2`` units split evenly over the stages (over pp x vpp virtual stages when
+    interleaved) and the first and last stages build one layer fewer. In that order the first
+    rule that divides is taken. Where none does, the ``layers + 2`` units are spread as evenly
+    as they go (stages differ by one unit, the heavier ones in the middle, then the first), a
+    split ``--pipeline-model-parallel-layout`` expresses. The stages' totals do not depend on
+    vpp: interleaving deals each stage's units out over its vpp chunks, evenly where
+    ``pp x vpp`` divides them and a layer apart (a layout) where it does not. Raises SpecError
+    when a stage would be left without a layer."""
+    if pp == 1 or layers % pp == 0:
+        return 0, 0
+    if (layers + 1) % pp == 0:
+        first, last = (layers + 1) // pp, (layers + 1) // pp - 1
+    else:
+        base, extra = divmod(layers + 2, pp)
+        units = [base] * pp
+        for stage in [*range(1, pp - 1), 0, pp - 1][:extra]:
+            units[stage] += 1
+        first, last = units[0] - 1, units[-1] - 1
+    if min(first, last) < 1:
+        raise SpecError(
+            "pp", pp, f"leaves the first or last stage without a layer of the {layers} layers"
+        )
+    return first, last
 
 
 def _positive(name: str, value: int) -> None:
@@ -162,11 +212,15 @@ def validate(model: ModelSpec, plan: ParallelPlan, num_gpus: int | None = None) 
     if plan.vpp > 1:
         if plan.pp == 1:
             raise SpecError("vpp", plan.vpp, "needs pp > 1")
-        # Full stages split into vpp equal chunks; shortened first/last stages (as Llama 3
-        # runs) keep vpp chunks, some a layer short.
-        even = middle or first
-        if even % plan.vpp:
-            raise SpecError("vpp", plan.vpp, f"must divide the {even} layers of a full stage")
+        # An even split cuts each stage into vpp equal chunks. An uneven one keeps vpp chunks
+        # per stage, some a layer short (Megatron-Core's pipeline_model_parallel_layout), so
+        # the busiest stage needs a layer per chunk.
+        full = middle or first
+        uneven = plan.first_stage_layers or plan.last_stage_layers
+        if uneven and full < plan.vpp:
+            raise SpecError("vpp", plan.vpp, f"at most the {full} layers of the busiest stage")
+        if not uneven and full % plan.vpp:
+            raise SpecError("vpp", plan.vpp, f"must divide the {full} layers of a full stage")
         if plan.num_micro_batches % plan.pp:
             raise SpecError(
                 "vpp",

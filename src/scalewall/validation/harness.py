@@ -15,20 +15,28 @@ from typing import Any
 
 import numpy as np
 
+from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Efficiency
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import StepArrays, step_model
-from scalewall.plan.plan import ParallelPlan, stage_layers, validate
+from scalewall.plan.plan import ParallelPlan, default_stage_split, stage_layers, validate
 from scalewall.units import GIB
-from scalewall.validation.runs import Case, case_cluster
+from scalewall.validation.runs import (
+    MEMORY_PARTS,
+    PUBLISHED_METRICS,
+    Case,
+    CaseMessage,
+    case_cluster,
+)
 
 MICRO_BATCH_CANDIDATES = (1, 2, 4, 8, 16)
 NEAR_BEST_FRAC = 0.02
 """Plans within 2% of the fastest are treated as equally fast when filling null fields."""
 PER_REPLICA_BATCH_MULTIPLES = (1, 2, 4, 8)
+"""Candidate per-replica batches (in units of pp micro-batches) when a source gives no batch."""
 FP8_RECIPES = {"per-tensor": "fp8", "blockwise": "fp8-block", "mxfp8": "mxfp8"}
 """A case's ``training.fp8_recipe`` (an extension key) to the plan's precision."""
-"""Candidate per-replica batches (in units of pp micro-batches) when a source gives no batch."""
+KNOWN_PUBLISHED = frozenset((*PUBLISHED_METRICS, "memory_gib", "fits", "tflops_convention"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +48,10 @@ class Comparison:
     metric: str
     published: float
     predicted: float
+    stack: str = ""
+    """The software-stack preset the case was predicted with."""
     chosen: dict[str, Any] = field(default_factory=dict)
+    """Plan fields the case left open and the values the harness chose."""
 
     @property
     def error_frac(self) -> float:
@@ -54,6 +65,7 @@ class Comparison:
             "published": self.published,
             "predicted": self.predicted,
             "error_frac": self.error_frac,
+            "stack": self.stack,
             "chosen": self.chosen,
         }
 
@@ -76,46 +88,89 @@ def _options(case: Case) -> dict[str, list[Any]]:
     opts["global_batch"] = [gb] if gb else [dp * pp * k for k in PER_REPLICA_BATCH_MULTIPLES]
     mb = training.get("micro_batch")
     opts["micro_batch"] = [mb] if mb else list(MICRO_BATCH_CANDIDATES)
+    first, last = _stage_split(case, pp)
+    split = ParallelPlan(pp=pp, first_stage_layers=first, last_stage_layers=last)
+    first_layers, middle, _ = stage_layers(model, split)
+    full = middle or first_layers
     vpp = plan.get("vpp")
-    per_stage = model.layers // pp if model.layers % pp == 0 else (model.layers + 2) // pp
-    opts["vpp"] = [vpp] if vpp else [v for v in range(1, per_stage + 1) if per_stage % v == 0]
+    opts["vpp"] = [vpp] if vpp else [v for v in range(1, full + 1) if full % v == 0]
     sp = plan.get("sequence_parallel")
     opts["sequence_parallel"] = [sp] if sp is not None else ([True, False] if tp > 1 else [False])
     rc = plan.get("recompute")
     opts["recompute"] = [rc] if rc else ["none", "selective", "full"]
     zero, dist = plan.get("zero"), plan.get("distributed_optimizer")
     if zero is None and dist is None:
-        opts["zero"] = [0, 1]
+        # The source does not say: the sharding the stack runs (FSDP full shard is ZeRO-3,
+        # Megatron-Core's recipes use the distributed optimizer, Megatron-LM 2021 neither).
+        opts["zero"] = [case.stack.zero_stage]
     else:
         opts["zero"] = [max(zero or 0, 1 if dist else 0)]
     prec = training.get("precision") or "bf16"
     opts["precision"] = [FP8_RECIPES.get(training.get("fp8_recipe") or "", prec)]
-    if plan.get("first_stage_layers") and plan.get("last_stage_layers"):
-        opts["first_stage_layers"] = [plan["first_stage_layers"]]
-        opts["last_stage_layers"] = [plan["last_stage_layers"]]
-    elif model.layers % pp and pp > 1:
-        # uneven stages: first and last one layer fewer, as Llama 3 does
-        middle = (model.layers + 2) // pp
-        opts["first_stage_layers"] = [model.layers - middle * (pp - 2) - (middle - 1)]
-        opts["last_stage_layers"] = [middle - 1]
+    opts["first_stage_layers"], opts["last_stage_layers"] = [first], [last]
     return opts
 
 
+def _stage_split(case: Case, pp: int) -> tuple[int, int]:
+    """(first, last) stage layers: the case's ``pipeline_layout`` or ``first_stage_layers`` /
+    ``last_stage_layers`` when given (either alone, as Megatron-Core's
+    ``decoder_first_pipeline_num_layers`` allows), else Megatron-Core's default rules
+    (``default_stage_split``)."""
+    plan, layers = case.plan, case.model.layers
+    layout = plan.get("pipeline_layout")
+    if layout is not None:
+        return _layout_split(layout, layers, pp)
+    first, last = plan.get("first_stage_layers") or 0, plan.get("last_stage_layers") or 0
+    if first or last:
+        return first, last
+    return default_stage_split(layers, pp)
+
+
+def _layout_split(layout: list[int], layers: int, pp: int) -> tuple[int, int]:
+    """(first, last) of a ``pipeline_layout`` the plan can hold: pp stages of at least a layer
+    adding to the model's layers, middle stages a layer apart at most (the step model runs
+    them all at the busiest one's pace)."""
+    if len(layout) != pp or sum(layout) != layers or min(layout) < 1:
+        raise SpecError(
+            "plan.pipeline_layout",
+            layout,
+            f"needs pp = {pp} stages of at least a layer adding to the {layers} layers",
+        )
+    middle = layout[1:-1]
+    if middle and max(middle) - min(middle) > 1:
+        raise SpecError(
+            "plan.pipeline_layout", layout, "middle stages more than a layer apart are not modelled"
+        )
+    return (layout[0], layout[-1]) if pp > 1 else (0, 0)
+
+
 def candidate_plans(case: Case) -> tuple[list[ParallelPlan], list[str]]:
-    """Every valid plan for the case, and the names of the fields that were null."""
+    """Every valid plan for the case, and the names of the fields the harness chose (null in
+    the case, or a stage split it filled in). Raises SpecError with the first reason a
+    candidate was invalid when none is valid."""
     opts = _options(case)
     free = [k for k, v in opts.items() if len(v) > 1]
+    if opts["first_stage_layers"][0] and not _split_given(case):
+        free += ["first_stage_layers", "last_stage_layers"]
     plans = []
     names = list(opts)
+    reason = ""
     for values in itertools.product(*(opts[k] for k in names)):
         plan = ParallelPlan(**dict(zip(names, values, strict=True)))
         try:
             validate(case.model, plan, case.hardware["gpus"])
-            stage_layers(case.model, plan)
-        except ValueError:
+        except ValueError as exc:
+            reason = reason or str(exc)
             continue
         plans.append(plan)
+    if not plans:
+        raise ScalewallError(f"no valid plan for the published configuration: {reason}")
     return plans, free
+
+
+def _split_given(case: Case) -> bool:
+    keys = ("pipeline_layout", "first_stage_layers", "last_stage_layers")
+    return any(case.plan.get(k) for k in keys)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,8 +203,6 @@ def predict_case(case: Case, eff: Efficiency | None = None) -> CasePrediction:
     eff = eff or Efficiency()
     cluster = case_cluster(case.hardware)
     plans, free = candidate_plans(case)
-    if not plans:
-        raise ValueError(f"{case.id}: no valid plan for the published configuration")
     batch = PlanBatch.from_plans(case.model, plans)
     out = step_model(case.model, cluster, batch, eff, case.stack)
     # Admissible: within the memory model's margin over the limit (a published run ran, so a
@@ -180,49 +233,64 @@ def predict_case(case: Case, eff: Efficiency | None = None) -> CasePrediction:
     )
 
 
-def compare(pred: CasePrediction) -> list[Comparison]:
-    """One comparison per published numeric metric."""
-    case, pub, row = pred.case, pred.case.published, pred.row
+def predicted_metrics(pred: CasePrediction) -> dict[str, float]:
+    """The prediction of every numeric metric the runs format documents."""
+    case, row = pred.case, pred.row
     peak_tflops = case_cluster(case.hardware).accelerator.peak_bf16_flop_per_s / 1e12
-    convention = pub.get("tflops_convention", "model")
+    convention = case.published.get("tflops_convention", "model")
     tflops = row["hardware_tflops"] if convention == "hardware" else row["model_tflops"]
-    predicted = {
+    out = {
         "step_time_s": row["step_time_s"],
         "tokens_per_s": row["tokens_per_s"],
+        "tokens_per_s_per_gpu": row["tokens_per_s"] / case.hardware["gpus"],
         "tflops_per_gpu": tflops,
         "mfu": row["mfu"],
         "hfu": row["hfu"],
         "fraction_of_peak": tflops / peak_tflops,
         "mfu_with_full_recompute": pred.full_recompute_mfu,
     }
-    out = []
-    for metric, value in pub.items():
-        if metric in predicted and isinstance(value, int | float):
-            out.append(
-                Comparison(
-                    id=case.id,
-                    group=case.group,
-                    metric=metric,
-                    published=float(value),
-                    predicted=predicted[metric],
-                    chosen=pred.chosen,
-                )
-            )
-    memory = pub.get("memory_gib") or {}
+    assert set(out) == set(PUBLISHED_METRICS)
     wgo = sum(pred.memory_gib[k] for k in ("weights", "gradients", "optimizer_state"))
-    mem_pred = {"weights_grads_optimizer": wgo, "activations": pred.memory_gib["activations"]}
-    for part, value in memory.items():
-        out.append(
-            Comparison(
-                id=case.id,
-                group=case.group,
-                metric=f"memory_gib.{part}",
-                published=float(value),
-                predicted=mem_pred[part],
-                chosen=pred.chosen,
-            )
-        )
+    memory = {"weights_grads_optimizer": wgo, "activations": pred.memory_gib["activations"]}
+    assert set(memory) == set(MEMORY_PARTS)
+    out |= {f"memory_gib.{k}": v for k, v in memory.items()}
     return out
+
+
+def compare(pred: CasePrediction) -> list[Comparison]:
+    """One comparison per published numeric metric (memory parts as ``memory_gib.PART``)."""
+    case = pred.case
+    predicted = predicted_metrics(pred)
+    memory = case.published.get("memory_gib") or {}
+    published = {k: v for k, v in case.published.items() if k in PUBLISHED_METRICS}
+    published |= {f"memory_gib.{k}": v for k, v in memory.items()}
+    return [
+        Comparison(
+            id=case.id,
+            group=case.group,
+            metric=metric,
+            published=float(value),
+            predicted=predicted[metric],
+            stack=case.stack.id,
+            chosen=pred.chosen,
+        )
+        for metric, value in published.items()
+        if metric in predicted and value is not None
+    ]
+
+
+def unknown_published(case: Case) -> list[CaseMessage]:
+    """One warning per ``published`` key (or memory part) the format does not document: it
+    is not compared."""
+    memory = case.published.get("memory_gib") or {}
+    keys = [k for k in case.published if k not in KNOWN_PUBLISHED]
+    keys += [f"memory_gib.{k}" for k in memory if k not in MEMORY_PARTS]
+    return [
+        CaseMessage(
+            id=case.id, text=f"published.{k} is not a metric the format documents; not compared"
+        )
+        for k in keys
+    ]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -230,6 +298,17 @@ class ValidationReport:
     comparisons: list[Comparison]
     fits: dict[str, tuple[bool, bool]]
     """Case id -> (published fits, predicted fits) where the source states it."""
+    errors: list[CaseMessage] = field(default_factory=list)
+    """One per case that could not be read or modelled; the other cases are compared."""
+    warnings: list[CaseMessage] = field(default_factory=list)
+    """Published figures that were not compared, one per key."""
+    stacks: dict[str, str] = field(default_factory=dict)
+    """Case id -> the software-stack preset it was predicted with."""
+
+    @property
+    def fit_mismatches(self) -> list[str]:
+        """Cases whose predicted fit differs from the published one."""
+        return [k for k, (published, predicted) in self.fits.items() if published != predicted]
 
     def groups(self) -> dict[str, dict[str, float]]:
         """MAPE and worst absolute error per group, over time/throughput metrics."""
@@ -250,16 +329,46 @@ class ValidationReport:
         return {
             "cases": [c.to_dict() for c in self.comparisons],
             "groups": self.groups(),
-            "fits": {k: {"published": v[0], "predicted": v[1]} for k, v in self.fits.items()},
+            "fits": {
+                k: {"published": v[0], "predicted": v[1], "mismatch": v[0] != v[1]}
+                for k, v in self.fits.items()
+            },
+            "stacks": self.stacks,
+            "errors": [e.to_dict() for e in self.errors],
+            "warnings": [w.to_dict() for w in self.warnings],
         }
 
 
-def validate_cases(cases: Sequence[Case], eff: Efficiency | None = None) -> ValidationReport:
+def validate_cases(
+    cases: Sequence[Case],
+    eff: Efficiency | None = None,
+    read_errors: Sequence[CaseMessage] = (),
+) -> ValidationReport:
+    """Predict and compare every case; a case that cannot be modelled becomes one error (with
+    ``read_errors``, those of cases that could not be read) and the others still run."""
     comparisons: list[Comparison] = []
     fits: dict[str, tuple[bool, bool]] = {}
+    errors, warnings = list(read_errors), []
+    stacks: dict[str, str] = {}
     for case in cases:
-        pred = predict_case(case, eff)
+        try:
+            pred = predict_case(case, eff)
+        except (ValueError, KeyError, TypeError) as exc:
+            errors.append(CaseMessage(id=case.id, text=_one_line(exc)))
+            continue
         comparisons.extend(compare(pred))
-        if "fits" in case.published:
+        warnings.extend(unknown_published(case))
+        stacks[case.id] = case.stack.id
+        if case.published.get("fits") is not None:
             fits[case.id] = (bool(case.published["fits"]), pred.fits)
-    return ValidationReport(comparisons=comparisons, fits=fits)
+    return ValidationReport(
+        comparisons=comparisons, fits=fits, errors=errors, warnings=warnings, stacks=stacks
+    )
+
+
+def _one_line(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"required key {exc.args[0]!r} is missing"
+    if isinstance(exc, ValueError):
+        return " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"

@@ -26,6 +26,51 @@ GELU_FFN_MULTIPLE = 4
 """GPT-style FFN width (4 x hidden) when a source gives none."""
 
 
+PUBLISHED_METRICS = (
+    "step_time_s",
+    "tokens_per_s",
+    "tokens_per_s_per_gpu",
+    "tflops_per_gpu",
+    "mfu",
+    "hfu",
+    "fraction_of_peak",
+    "mfu_with_full_recompute",
+)
+"""Numeric ``published`` keys the format documents; each is compared with its prediction."""
+MEMORY_PARTS = ("weights_grads_optimizer", "activations")
+"""Keys of ``published.memory_gib`` (GiB per GPU)."""
+TFLOPS_CONVENTIONS = ("model", "hardware")
+INT_FIELDS = {
+    "model": ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab"),
+    "training": ("seq_len", "global_batch", "micro_batch"),
+    "plan": (
+        "tp",
+        "pp",
+        "dp",
+        "cp",
+        "ep",
+        "etp",
+        "vpp",
+        "zero",
+        "first_stage_layers",
+        "last_stage_layers",
+    ),
+    "hardware": ("gpus", "gpus_per_node", "scale_up_domain_gpus", "nics_per_node", "pod_gpus"),
+}
+"""Integer fields of a case's sections (null where the source did not publish them)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaseMessage:
+    """One line about one case: why it cannot be modelled, or what of it was not compared."""
+
+    id: str
+    text: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"id": self.id, "text": self.text}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Case:
     """One published run: what was trained, how, on what, and what was measured."""
@@ -161,28 +206,56 @@ def case_cluster(hw: dict[str, Any]) -> Cluster:
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunsFile:
+    """The cases of a ``scalewall-runs/1`` file that could be read, and one error per case that
+    could not."""
+
+    cases: list[Case]
+    errors: list[CaseMessage]
+
+
 def read_runs(path: Path | None = None) -> list[Case]:
     """Read a ``scalewall-runs/1`` file (default: both files shipped with scalewall, the
-    published runs and the frontier runs)."""
+    published runs and the frontier runs); raises on the first malformed case."""
+    runs = read_runs_file(path)
+    if runs.errors:
+        first = runs.errors[0]
+        raise ScalewallError(f"case {first.id}: {first.text}")
+    return runs.cases
+
+
+def read_runs_file(path: Path | None = None) -> RunsFile:
+    """Read a ``scalewall-runs/1`` file case by case: a malformed case is one error, the others
+    are read. Raises ScalewallError only when the file itself cannot be used."""
     if path is None:
-        return _read_file(default_runs_path()) + _read_file(frontier_runs_path())
+        files = [_read_file(default_runs_path()), _read_file(frontier_runs_path())]
+        return RunsFile(
+            cases=[c for f in files for c in f.cases], errors=[e for f in files for e in f.errors]
+        )
     return _read_file(path)
 
 
-def _read_file(path: Path) -> list[Case]:
+def _read_file(path: Path) -> RunsFile:
     try:
         data = json.loads(path.read_text())
     except OSError as exc:
         raise ScalewallError(f"{path}: cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise ScalewallError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        line = f"line {exc.lineno}: " if isinstance(exc, json.JSONDecodeError) else ""
+        msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8 text"
+        raise ScalewallError(f"{path}: {line}not valid JSON: {msg}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         found = data.get("format") if isinstance(data, dict) else None
         raise SpecError("format", found, f"expected {FORMAT!r}", where=str(path))
-    cases = []
+    if not isinstance(data.get("cases", []), list):
+        raise SpecError("cases", type(data["cases"]).__name__, "a list", where=str(path))
+    cases: list[Case] = []
+    errors: list[CaseMessage] = []
     for index, raw in enumerate(data.get("cases", [])):
-        where = f"{path}: case {index} ({raw.get('id', '?')})"
+        label = str(raw.get("id") or f"#{index}") if isinstance(raw, dict) else f"#{index}"
         try:
+            _check_case(raw, {c.id for c in cases})
             plan = raw["plan"]
             cases.append(
                 Case(
@@ -193,11 +266,55 @@ def _read_file(path: Path) -> list[Case]:
                     plan=plan,
                     hardware=raw["hardware"],
                     published=raw["published"],
-                    stack=case_stack(plan.get("stack"), where),
+                    stack=case_stack(plan.get("stack"), f"{path}: case {label}"),
                 )
             )
         except KeyError as exc:
-            raise SpecError(
-                str(exc.args[0]), None, "required key is missing", where=where
-            ) from None
-    return cases
+            errors.append(CaseMessage(id=label, text=f"required key {exc.args[0]!r} is missing"))
+        except (ValueError, TypeError) as exc:
+            errors.append(CaseMessage(id=label, text=str(exc)))
+    return RunsFile(cases=cases, errors=errors)
+
+
+def _check_case(raw: Any, seen: set[str]) -> None:
+    """Raise SpecError naming the first field of a case with the wrong type (KeyError for a
+    missing section)."""
+    if not isinstance(raw, dict):
+        raise SpecError("case", type(raw).__name__, "an object")
+    if not isinstance(raw["id"], str) or raw["id"] in seen:
+        raise SpecError("id", raw["id"], "a string no other case of the file uses")
+    for section in ("model", "training", "plan", "hardware", "published"):
+        if not isinstance(raw[section], dict):
+            raise SpecError(section, type(raw[section]).__name__, "an object")
+    for section, names in INT_FIELDS.items():
+        for name in names:
+            value = raw[section].get(name)
+            if value is not None and not _is_int(value):
+                raise SpecError(f"{section}.{name}", value, "an integer or null")
+    layout = raw["plan"].get("pipeline_layout")
+    if layout is not None and not (isinstance(layout, list) and all(map(_is_int, layout))):
+        raise SpecError("plan.pipeline_layout", layout, "a list of layers per stage, or null")
+    _check_published(raw["published"])
+
+
+def _check_published(published: dict[str, Any]) -> None:
+    for name in PUBLISHED_METRICS:
+        value = published.get(name)
+        if value is not None and not _is_number(value):
+            raise SpecError(f"published.{name}", value, "a number or null")
+    memory = published.get("memory_gib") or {}
+    if not isinstance(memory, dict) or not all(map(_is_number, memory.values())):
+        raise SpecError("published.memory_gib", memory, f"an object of numbers: {MEMORY_PARTS}")
+    if published.get("fits") is not None and not isinstance(published["fits"], bool):
+        raise SpecError("published.fits", published["fits"], "true, false or null")
+    convention = published.get("tflops_convention", "model")
+    if convention not in TFLOPS_CONVENTIONS:
+        raise SpecError("published.tflops_convention", convention, f"one of {TFLOPS_CONVENTIONS}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -1,0 +1,55 @@
+"""``scalewall validate --cases F``: one error line per case it cannot model, never a
+traceback; exit 2 only for a file it cannot read."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from scalewall.validation.runs import FORMAT, frontier_runs_path
+
+
+def _cases() -> list[dict[str, Any]]:
+    cases = json.loads(frontier_runs_path().read_text())["cases"]
+    good = copy.deepcopy(
+        next(c for c in cases if c["id"] == "frontier_mb2511_qwen3_30b_h100_16_fp8")
+    )
+    bad = copy.deepcopy(good)
+    bad["id"] = "moe_ep_7"
+    bad["plan"]["ep"] = 7
+    return [good, bad]
+
+
+def test_validate_file_with_a_bad_case(tmp_path: Path, run_cli: Callable[..., Any]) -> None:
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"format": FORMAT, "cases": _cases()}))
+    result = run_cli("validate", "--cases", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    errors = [line for line in result.stdout.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and errors[0].startswith("error: moe_ep_7: ")
+    assert "1 cases compared" in result.stdout and "1 errors" in result.stdout
+
+
+def test_validate_json_has_errors_and_stacks(tmp_path: Path, run_cli: Callable[..., Any]) -> None:
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"format": FORMAT, "cases": _cases()}))
+    result = run_cli("validate", "--cases", str(path), "--json")
+    assert result.returncode == 0
+    data = json.loads(result.stdout)
+    assert [e["id"] for e in data["errors"]] == ["moe_ep_7"]
+    good = _cases()[0]["id"]
+    assert data["stacks"][good] == data["cases"][0]["stack"] != ""
+
+
+def test_validate_non_json_file_exits_2(tmp_path: Path, run_cli: Callable[..., Any]) -> None:
+    path = tmp_path / "runs.json"
+    path.write_text("this is not JSON\n")
+    result = run_cli("validate", "--cases", str(path))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stdout + result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "not valid JSON" in result.stderr

@@ -1,0 +1,82 @@
+"""The default pipeline split: valid for any layer count at any pp and vpp, and exact on the
+layouts Megatron-Core's rules give."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from scalewall import catalog
+from scalewall.catalog.schema import ModelSpec
+from scalewall.errors import SpecError
+from scalewall.plan.plan import (
+    ParallelPlan,
+    default_stage_split,
+    pipeline_layout,
+    stage_layers,
+    validate,
+)
+
+
+def _plan(layers: int, pp: int, vpp: int) -> tuple[ModelSpec, ParallelPlan]:
+    model = replace(catalog.model("llama3-70b"), layers=layers)
+    first, last = default_stage_split(layers, pp)
+    # 2 pp micro-batches per replica: interleaving needs a multiple of pp
+    plan = ParallelPlan(
+        pp=pp,
+        vpp=vpp,
+        global_batch=2 * pp,
+        first_stage_layers=first,
+        last_stage_layers=last,
+    )
+    return model, plan
+
+
+@pytest.mark.parametrize("layers", [61, 95, 126])
+@pytest.mark.parametrize("pp", [8, 16])
+@pytest.mark.parametrize("vpp", [1, 2])
+def test_default_split_is_valid_and_adds_up(layers: int, pp: int, vpp: int) -> None:
+    model, plan = _plan(layers, pp, vpp)
+    validate(model, plan)
+    layout = pipeline_layout(model, plan)
+    assert len(layout) == pp
+    assert sum(layout) == layers
+    assert min(layout) >= 1
+    # Embedding and loss count as a layer each: no stage holds more than an even share of the
+    # layers + 2 units.
+    units = [layout[0] + 1, *layout[1:-1], layout[-1] + 1]
+    assert max(units) == math.ceil((layers + 2) / pp)
+    first, middle, last = stage_layers(model, plan)
+    assert (first, middle, last) == (layout[0], max(layout[1:-1]), layout[-1])
+
+
+@pytest.mark.parametrize(
+    ("layers", "pp", "expected"),
+    [
+        (61, 8, (7, 8, 8, 8, 8, 8, 8, 6)),  # the split Megatron-Bridge's DeepSeek-V3 recipe gives
+        (61, 16, (3, *[4] * 14, 2)),
+        (126, 16, (7, *[8] * 14, 7)),  # Llama 3 405B: (L + 2) / pp = 8, first and last 7
+        (95, 8, (12, *[12] * 6, 11)),  # L + 1 divides: only the loss counts
+        (96, 8, (12,) * 8),  # pp divides: even, no accounting
+    ],
+)
+def test_default_split_layouts(layers: int, pp: int, expected: tuple[int, ...]) -> None:
+    model, plan = _plan(layers, pp, 1)
+    assert pipeline_layout(model, plan) == expected
+
+
+def test_first_stage_alone_shares_the_rest() -> None:
+    """decoder_first_pipeline_num_layers alone: the other stages share the rest, the last the
+    lighter share."""
+    model = replace(catalog.model("llama3-70b"), layers=61)
+    plan = ParallelPlan(pp=4, first_stage_layers=13)
+    assert pipeline_layout(model, plan) == (13, 16, 16, 16)
+    plan = ParallelPlan(pp=4, last_stage_layers=10)
+    assert pipeline_layout(model, plan) == (17, 17, 17, 10)
+
+
+def test_too_many_stages_is_an_error() -> None:
+    with pytest.raises(SpecError):
+        default_stage_split(5, 8)

@@ -1,0 +1,124 @@
+"""The validator on files it has never seen: any layer count, one error line per case that
+cannot be modelled, every documented published metric compared."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scalewall.validation.harness import validate_cases
+from scalewall.validation.runs import (
+    FORMAT,
+    default_runs_path,
+    frontier_runs_path,
+    read_runs_file,
+)
+
+
+def _raw(path: Path, case_id: str) -> dict[str, Any]:
+    cases = json.loads(path.read_text())["cases"]
+    return copy.deepcopy(next(c for c in cases if c["id"] == case_id))
+
+
+def _dense() -> dict[str, Any]:
+    return _raw(default_runs_path(), "vtrain_multi_000")
+
+
+def _moe() -> dict[str, Any]:
+    return _raw(frontier_runs_path(), "frontier_mb2511_qwen3_30b_h100_16_fp8")
+
+
+def _write(tmp_path: Path, cases: list[Any]) -> Path:
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"format": FORMAT, "cases": cases}))
+    return path
+
+
+def _deep_61(case_id: str, pp: int, vpp: int) -> dict[str, Any]:
+    case = _dense()
+    case["id"] = case_id
+    case["model"]["layers"] = 61
+    case["plan"] |= {"pp": pp, "dp": 64 // pp, "vpp": vpp}
+    return case
+
+
+@pytest.mark.parametrize(("pp", "vpp"), [(8, 1), (8, 2), (16, 1), (16, 2)])
+def test_61_layers_get_a_split_and_say_so(tmp_path: Path, pp: int, vpp: int) -> None:
+    runs = read_runs_file(_write(tmp_path, [_deep_61("deep", pp, vpp)]))
+    report = validate_cases(runs.cases, read_errors=runs.errors)
+    assert report.errors == []
+    first, last = (7, 6) if pp == 8 else (3, 2)
+    assert report.comparisons[0].chosen == {"first_stage_layers": first, "last_stage_layers": last}
+    assert report.comparisons[0].stack == report.stacks["deep"] != ""
+
+
+def test_one_bad_case_is_one_error_the_rest_run(tmp_path: Path) -> None:
+    bad_ep = _moe()
+    bad_ep["id"] = "moe_ep_7"
+    bad_ep["plan"]["ep"] = 7  # divides neither the 128 experts nor tp x cp x dp
+    missing = _dense()
+    missing["id"] = "no_training"
+    del missing["training"]
+    wrong_type = _dense()
+    wrong_type["id"] = "pp_as_text"
+    wrong_type["plan"]["pp"] = "2"
+    runs = read_runs_file(_write(tmp_path, [_dense(), bad_ep, missing, wrong_type, _moe()]))
+    report = validate_cases(runs.cases, read_errors=runs.errors)
+    assert {c.id for c in report.comparisons} == {"vtrain_multi_000", _moe()["id"]}
+    by_id = {e.id: e.text for e in report.errors}
+    assert set(by_id) == {"moe_ep_7", "no_training", "pp_as_text"}
+    assert "ep=7" in by_id["moe_ep_7"]
+    assert "'training'" in by_id["no_training"]
+    assert "plan.pp" in by_id["pp_as_text"]
+    assert all("\n" not in text for text in by_id.values())
+
+
+def test_every_documented_metric_is_compared(tmp_path: Path) -> None:
+    case = _dense()
+    step = case["published"]["step_time_s"]
+    tokens = case["training"]["global_batch"] * case["training"]["seq_len"] / step
+    case["published"] |= {
+        "tokens_per_s_per_gpu": tokens / case["hardware"]["gpus"],
+        "memory_gib": {"activations": 10.0},
+        "made_up_metric": 1.0,
+    }
+    runs = read_runs_file(_write(tmp_path, [case]))
+    report = validate_cases(runs.cases)
+    got = {c.metric: c for c in report.comparisons}
+    assert set(got) == {"step_time_s", "tokens_per_s_per_gpu", "memory_gib.activations"}
+    per_gpu = got["tokens_per_s_per_gpu"]
+    # the same figure as the step time, per GPU: equal errors up to rounding
+    assert per_gpu.error_frac == pytest.approx(
+        got["step_time_s"].published / got["step_time_s"].predicted - 1.0, rel=1e-9
+    )
+    assert [w.text.split()[0] for w in report.warnings] == ["published.made_up_metric"]
+    assert report.to_dict()["warnings"][0]["id"] == "vtrain_multi_000"
+
+
+def test_layout_given_wins(tmp_path: Path) -> None:
+    case = _deep_61("layout", 8, 1)
+    case["plan"]["pipeline_layout"] = [5, 8, 8, 8, 8, 8, 8, 8]
+    bad = _deep_61("bad_layout", 8, 1)
+    bad["plan"]["pipeline_layout"] = [5, 8, 8, 8, 8, 8, 8]
+    runs = read_runs_file(_write(tmp_path, [case, bad]))
+    report = validate_cases(runs.cases, read_errors=runs.errors)
+    assert report.comparisons[0].chosen == {}
+    assert [e.id for e in report.errors] == ["bad_layout"]
+    assert "pipeline_layout" in report.errors[0].text
+
+
+def test_fit_mismatch_is_reported() -> None:
+    """Korthikanti et al. could not fit 22B without recompute; the model says it fits."""
+    runs = read_runs_file()
+    case = next(c for c in runs.cases if c.id == "korthikanti_22B_no_recompute_memory")
+    report = validate_cases([case])
+    assert report.fit_mismatches == [case.id]
+    assert report.to_dict()["fits"][case.id] == {
+        "published": False,
+        "predicted": True,
+        "mismatch": True,
+    }
