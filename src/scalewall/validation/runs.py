@@ -47,6 +47,7 @@ class Case:
             "llama3",
             "vtrain_multi",
             "frontier",
+            "megascale",
         ):
             if self.id.startswith(prefix):
                 return prefix
@@ -56,6 +57,12 @@ class Case:
 def default_runs_path() -> Path:
     """The copy of the published runs shipped in the package."""
     return Path(str(resources.files("scalewall.validation") / "data" / "published_runs.json"))
+
+
+def scaling_runs_path() -> Path:
+    """Published scaling series (one model and plan over many cluster sizes) shipped in the
+    package."""
+    return Path(str(resources.files("scalewall.validation") / "data" / "scaling_runs.json"))
 
 
 def frontier_runs_path() -> Path:
@@ -206,10 +213,14 @@ def case_cluster(hw: dict[str, Any]) -> Cluster:
 
 
 def read_runs(path: Path | None = None) -> list[Case]:
-    """Read a ``scalewall-runs/1`` file (default: both files shipped with scalewall, the
-    published runs and the frontier runs)."""
+    """Read a ``scalewall-runs/1`` file (default: the files shipped with scalewall, the
+    published runs, the frontier runs and the scaling series)."""
     if path is None:
-        return _read_file(default_runs_path()) + _read_file(frontier_runs_path())
+        return (
+            _read_file(default_runs_path())
+            + _read_file(frontier_runs_path())
+            + _read_file(scaling_runs_path())
+        )
     return _read_file(path)
 
 
