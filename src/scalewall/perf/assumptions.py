@@ -183,6 +183,12 @@ class Efficiency:
     occupy SMs (NCCL uses up to 32 of 132 on H100) and share HBM bandwidth. The published runs
     show no measurable effect once the other constants are fitted, so the default is 0; set it
     to study SM contention."""
+    step_sync_allreduces: float = 3.0
+    """Scalar all-reduces over every rank that each step waits for outside the overlapped
+    gradient traffic: Megatron-LM's gradient-norm all-reduce for clipping
+    (``clip_grad_norm_fp32``), its found-inf / NaN check over the gradients and the loss
+    average over the data-parallel group (``average_losses_across_data_parallel_group``).
+    Each is latency-bound, so its cost grows with log2 of the job size."""
 
 
 CUDA_GRAPH_SCOPES = ("none", "router", "attention", "layer", "full")
@@ -284,6 +290,12 @@ class Stack:
     """DeepSeek-V3's bidirectional DualPipe schedule: bubble (pp/2 - 1) (F&B + B - 3W) instead
     of 1F1B's (pp - 1)(F + B) (report Table 2), so about (pp/2 - 1)/(pp - 1) of it; two
     copies of each rank's parameters, pp + 1 micro-batches of activations in flight."""
+
+    fsdp_prefetch_layers: float = 1.0
+    """Layers whose ZeRO-3 / FSDP parameter all-gather is issued ahead of the layer that
+    computes: PyTorch FSDP ``backward_prefetch=BACKWARD_PRE`` and ``forward_prefetch`` (and
+    FSDP2's default) gather one layer ahead, so each layer's collectives hide behind one
+    layer's compute."""
 
     def __post_init__(self) -> None:
         if self.cuda_graphs not in CUDA_GRAPH_SCOPES:
