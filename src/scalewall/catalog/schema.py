@@ -332,6 +332,11 @@ class Stack:
     backward, keeping only each token copy's expert input and the activation's inputs
     (DeepSeek-V3 report Sec. 3.3.3: SwiGLU inputs cached in FP8, output recomputed;
     Megatron-Core ``--recompute-modules moe_act``)."""
+    fsdp_prefetch_layers: float = 1.0
+    """Layers whose ZeRO-3 / FSDP parameter all-gather is issued ahead of the layer that
+    computes: PyTorch FSDP ``backward_prefetch=BACKWARD_PRE`` and ``forward_prefetch`` (and
+    FSDP2's default) gather one layer ahead, so each layer's collectives hide behind one
+    layer's compute."""
     zero_stage: int = 1
     """Sharding the stack runs when a plan leaves it open: 0 plain data parallelism (gradient
     all-reduce, replicated optimizer), 1 distributed optimizer (Megatron-Core

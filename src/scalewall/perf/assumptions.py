@@ -191,6 +191,12 @@ class Efficiency:
     fragmentation varies by a few percent between runs, so 5% of the total is the band the
     model cannot resolve: the validator admits plans up to this far over the limit (they ran),
     the search marks plans this close below it."""
+    step_sync_allreduces: float = 3.0
+    """Scalar all-reduces over every rank that each step waits for outside the overlapped
+    gradient traffic: Megatron-LM's gradient-norm all-reduce for clipping
+    (``clip_grad_norm_fp32``), its found-inf / NaN check over the gradients and the loss
+    average over the data-parallel group (``average_losses_across_data_parallel_group``).
+    Each is latency-bound, so its cost grows with log2 of the job size."""
 
 
 __all__ = ["CUDA_GRAPH_SCOPES", "Efficiency", "Stack"]

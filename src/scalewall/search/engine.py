@@ -55,6 +55,8 @@ PART_LABELS = {
     "pp_comm": "exposed pipeline sends",
     "pipeline_bubble": "pipeline bubble",
     "dp_comm": "exposed DP communication",
+    "fsdp_comm": "exposed ZeRO-3/FSDP per-layer collectives",
+    "step_sync": "per-step synchronisation",
     "optimizer": "optimizer step",
     "straggler": "stragglers",
     "other": "fixed step overhead",
@@ -204,6 +206,10 @@ def _why(part: str, plan: ParallelPlan) -> str:
         "pipeline_bubble": f"{m} micro-batches per replica fill {plan.pp} stages "
         f"(vpp={plan.vpp}): bubble ~ (pp-1)/(vpp m)",
         "dp_comm": f"gradient sync over {plan.dp * plan.cp} ranks not hidden by the backward",
+        "fsdp_comm": f"per-layer parameter gathers and gradient reduce-scatters over "
+        f"{plan.dp * plan.cp} ranks exceed one layer's compute",
+        "step_sync": f"scalar all-reduces (gradient norm, NaN check, loss) over {plan.num_gpus} "
+        "ranks every step",
         "optimizer": "Adam step streams the optimizer state through HBM",
         "straggler": f"each collective waits for the slowest of {plan.num_gpus} ranks",
         "other": "fixed per-step overhead",

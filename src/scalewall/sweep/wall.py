@@ -151,6 +151,7 @@ def comm_tiers(cluster: Cluster, plan: ParallelPlan) -> dict[str, str]:
         "cp_comm": _outer_tier(tiers, plan.tp * plan.cp),
         "ep_comm": _outer_tier(tiers, plan.tp * plan.ep),
         "dp_comm": _outer_tier(tiers, inner),
+        "fsdp_comm": _outer_tier(tiers, inner),
         "pp_comm": _outer_tier(tiers, inner + 1),
     }
 

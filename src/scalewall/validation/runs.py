@@ -93,6 +93,7 @@ class Case:
             "llama3",
             "vtrain_multi",
             "frontier",
+            "megascale",
         ):
             if self.id.startswith(prefix):
                 return prefix
@@ -102,6 +103,12 @@ class Case:
 def default_runs_path() -> Path:
     """The copy of the published runs shipped in the package."""
     return Path(str(resources.files("scalewall.validation") / "data" / "published_runs.json"))
+
+
+def scaling_runs_path() -> Path:
+    """Published scaling series (one model and plan over many cluster sizes) shipped in the
+    package."""
+    return Path(str(resources.files("scalewall.validation") / "data" / "scaling_runs.json"))
 
 
 def frontier_runs_path() -> Path:
@@ -216,8 +223,9 @@ class RunsFile:
 
 
 def read_runs(path: Path | None = None) -> list[Case]:
-    """Read a ``scalewall-runs/1`` file (default: both files shipped with scalewall, the
-    published runs and the frontier runs); raises on the first malformed case."""
+    """Read a ``scalewall-runs/1`` file (default: the files shipped with scalewall, the
+    published runs, the frontier runs and the scaling series); raises on the first malformed
+    case."""
     runs = read_runs_file(path)
     if runs.errors:
         first = runs.errors[0]
@@ -229,7 +237,8 @@ def read_runs_file(path: Path | None = None) -> RunsFile:
     """Read a ``scalewall-runs/1`` file case by case: a malformed case is one error, the others
     are read. Raises ScalewallError only when the file itself cannot be used."""
     if path is None:
-        files = [_read_file(default_runs_path()), _read_file(frontier_runs_path())]
+        paths = (default_runs_path(), frontier_runs_path(), scaling_runs_path())
+        files = [_read_file(p) for p in paths]
         return RunsFile(
             cases=[c for f in files for c in f.cases], errors=[e for f in files for e in f.errors]
         )

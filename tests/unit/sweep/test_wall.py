@@ -96,7 +96,14 @@ def test_rows_have_plans_and_losses_that_add_up(small_wall: tuple[WallResult, Pa
         assert row["mfu"] + sum(losses) == pytest.approx(1.0, rel=1e-9)
         assert math.isnan(row["goodput_frac"])
         assert row["time_to_train_s"] == pytest.approx(15e12 / row["tokens_per_s"])
-        assert set(row["comm_tier"]) == {"tp_comm", "cp_comm", "ep_comm", "dp_comm", "pp_comm"}
+        assert set(row["comm_tier"]) == {
+            "tp_comm",
+            "cp_comm",
+            "ep_comm",
+            "dp_comm",
+            "fsdp_comm",
+            "pp_comm",
+        }
     assert result.rows[0]["scaling_efficiency_frac"] == 1.0
 
 

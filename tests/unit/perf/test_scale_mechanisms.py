@@ -1,0 +1,57 @@
+"""Scale-wall mechanisms: each grows with the job where the physics says it must."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scalewall import catalog
+from scalewall.cluster import resolve_cluster
+from scalewall.perf import step
+from scalewall.perf.assumptions import Efficiency, Stack
+
+
+def _cluster(gpus: int):  # type: ignore[no-untyped-def]
+    return resolve_cluster(None, gpu="h100-sxm-80gb", gpus=gpus)
+
+
+def test_fsdp_exposure_grows_with_group_at_fixed_per_gpu_work() -> None:
+    # Same per-GPU compute and parameters per layer; only the FSDP group grows: per-layer
+    # collectives pay (n - 1) ring-step latencies, so the exposed time must grow.
+    eff, stack = Efficiency(), Stack(name="fsdp")
+    layers, params = np.array([32.0]), np.array([7e9])
+    t_f, t_b = np.array([0.05]), np.array([0.10])
+    exposed = [
+        float(
+            step._fsdp_exposed_s(
+                _cluster(n),
+                eff,
+                stack,
+                (np.array([float(n)]), np.array([1.0]), params),
+                (layers, t_f, t_b),
+            )[0]
+        )
+        for n in (128, 512)
+    ]
+    assert exposed[1] > exposed[0] > 0.0
+
+
+def test_dp_window_never_exceeds_what_the_schedule_allows() -> None:
+    stage_f, stage_b = np.array([1.0, 1.0]), np.array([2.0, 2.0])
+    bubble, vpp = np.array([3.0, 3.0]), np.array([1.0, 4.0])
+    window_f, window_b = step.dp_overlap_windows(stage_f, stage_b, bubble, vpp)
+    # Plain 1F1B: the last backward (forward) only, nothing of the drain (fill).
+    assert window_b[0] == stage_b[0] and window_f[0] == stage_f[0]
+    # Interleaved: at most the last backward plus the cool-down's idle half of the bubble.
+    assert stage_b[1] < window_b[1] <= stage_b[1] + bubble[1] / 2.0
+
+
+def test_step_sync_grows_with_job_size() -> None:
+    eff = Efficiency()
+    small = step.step_sync_s(_cluster(256), eff, np.array([256.0]))[0]
+    large = step.step_sync_s(_cluster(16384), eff, np.array([16384.0]))[0]
+    assert large > small > 0.0
+
+
+def test_new_parts_are_in_the_breakdown() -> None:
+    assert "fsdp_comm" in step.BREAKDOWN_PARTS and "step_sync" in step.BREAKDOWN_PARTS
+    assert catalog.accelerator("h100-sxm-80gb").id == "h100-sxm-80gb"
