@@ -9,9 +9,32 @@ import numpy as np
 from numpy.typing import NDArray
 
 from scalewall.catalog.schema import ModelSpec
-from scalewall.plan.plan import CP_MODES, PRECISIONS, RECOMPUTE_MODES, ParallelPlan, stage_layers
+from scalewall.plan.plan import (
+    CP_MODES,
+    FP8_PRECISIONS,
+    PRECISIONS,
+    RECOMPUTE_MODES,
+    ParallelPlan,
+    stage_layers,
+)
 
 FloatArray = NDArray[np.float64]
+
+RECOMPUTE = {name: float(code) for code, name in enumerate(RECOMPUTE_MODES)}
+"""Code of each recompute mode in ``PlanBatch.recompute``: compare by name,
+``p.recompute == RECOMPUTE["full"]``, never by order."""
+PRECISION = {name: float(code) for code, name in enumerate(PRECISIONS)}
+"""Code of each precision in ``PlanBatch.precision``."""
+CP_MODE = {name: float(code) for code, name in enumerate(CP_MODES)}
+"""Code of each context-parallel mode in ``PlanBatch.cp_mode``."""
+FP8_CODES = tuple(PRECISION[name] for name in FP8_PRECISIONS)
+"""The precision codes whose linear layers run in FP8."""
+
+
+def is_fp8(precision: FloatArray) -> NDArray[np.bool_]:
+    """Rows whose precision code is one of the FP8 recipes."""
+    result: NDArray[np.bool_] = np.isin(precision, FP8_CODES)
+    return result
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,13 +52,13 @@ class PlanBatch:
     global_batch: FloatArray
     seq_len: FloatArray
     recompute: FloatArray
-    """Index into RECOMPUTE_MODES: 0 none, 1 selective, 2 full."""
+    """Code of the recompute mode (``RECOMPUTE``)."""
     zero: FloatArray
     sequence_parallel: FloatArray
     precision: FloatArray
-    """Index into PRECISIONS: 0 bf16, 1 fp16, 2 fp8."""
+    """Code of the GEMM precision (``PRECISION``; ``is_fp8`` for the FP8 recipes)."""
     cp_mode: FloatArray
-    """Index into CP_MODES: 0 ring, 1 a2a."""
+    """Code of the context-parallel mode (``CP_MODE``)."""
     layers_first: FloatArray
     layers_middle: FloatArray
     layers_last: FloatArray

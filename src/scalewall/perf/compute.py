@@ -15,8 +15,13 @@ from numpy.typing import NDArray
 
 from scalewall.catalog.schema import Accelerator
 from scalewall.perf.assumptions import Efficiency
+from scalewall.perf.batch import PRECISION, is_fp8
+from scalewall.plan.plan import PRECISIONS
 
 FloatArray = NDArray[np.float64]
+
+ACT_BYTES = 2.0
+"""Bytes per activation element: BF16/FP16 activations between kernels and across ranks."""
 
 # Tile shapes a GEMM library chooses among; it picks the one that wastes the least.
 _TILES = ((1.0, 1.0), (2.0, 0.5), (0.5, 1.0))
@@ -53,15 +58,14 @@ class Device:
         ratio = eff.fp8_gemm_ceiling_ratio_blackwell if hw_blocks else eff.fp8_gemm_ceiling_ratio
         fp8 = acc.peak_fp8_flop_per_s * ratio if has_fp8 else 0.0
         block = fp8 * (1.0 - eff.fp8_block_scaling_gemm_slowdown_frac)
-        peaks = np.array(
-            [
-                acc.peak_bf16_flop_per_s,
-                acc.peak_fp16_flop_per_s,
-                fp8 or acc.peak_bf16_flop_per_s,
-                block or acc.peak_bf16_flop_per_s,
-                (fp8 if hw_blocks else block) or acc.peak_bf16_flop_per_s,
-            ]
-        )
+        by_precision = {
+            "bf16": acc.peak_bf16_flop_per_s,
+            "fp16": acc.peak_fp16_flop_per_s,
+            "fp8": fp8 or acc.peak_bf16_flop_per_s,
+            "fp8-block": block or acc.peak_bf16_flop_per_s,
+            "mxfp8": (fp8 if hw_blocks else block) or acc.peak_bf16_flop_per_s,
+        }
+        peaks = np.array([by_precision[name] for name in PRECISIONS])
         code = np.asarray(precision_code, dtype=np.float64)
         return cls(
             peak_flop_per_s=peaks[code.astype(np.intp)],
@@ -80,14 +84,13 @@ class Device:
         return replace(
             self,
             peak_flop_per_s=np.where(self.fp8, self.peak_bf16_flop_per_s, self.peak_flop_per_s),
-            precision_code=np.where(self.fp8, 0.0, self.precision_code),
+            precision_code=np.where(self.fp8, PRECISION["bf16"], self.precision_code),
         )
 
     @property
     def fp8(self) -> NDArray[np.bool_]:
         """Plans whose linear layers run in FP8."""
-        result: NDArray[np.bool_] = self.precision_code >= 2
-        return result
+        return is_fp8(self.precision_code)
 
     @property
     def operand_bytes(self) -> FloatArray:

@@ -21,13 +21,11 @@ from numpy.typing import NDArray
 from scalewall.catalog.schema import ModelSpec
 from scalewall.perf import collectives as coll
 from scalewall.perf.assumptions import Efficiency, Stack
-from scalewall.perf.batch import PlanBatch
-from scalewall.perf.compute import Device, grouped_linear_time_s
+from scalewall.perf.batch import RECOMPUTE, PlanBatch
+from scalewall.perf.compute import ACT_BYTES, Device, grouped_linear_time_s
 from scalewall.plan.topology import Cluster
 
 FloatArray = NDArray[np.float64]
-
-ACT_BYTES = 2.0
 
 
 def load_factor(stack: Stack) -> float:
@@ -213,5 +211,5 @@ def routed_activation_bytes(
     if stack.recompute_moe_act:
         act_inputs = (ffn_activation_elements(model) - 2.0) / 2.0 * width
         lean = copies * (model.hidden + act_inputs) * np.where(fp8, 1.0, ACT_BYTES)
-        result = np.where(p.recompute == 1, lean, result)
+        result = np.where(p.recompute == RECOMPUTE["selective"], lean, result)
     return result

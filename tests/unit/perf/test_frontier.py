@@ -230,7 +230,7 @@ def test_ring_cp_runs_the_attention_kernel_on_short_chunks() -> None:
     8192 / (8192 + 240) = 0.9715; ring CP 8 hands it 1,024-key chunks: 1024 / 1264 = 0.8101.
     Per token the attention core takes 0.9715 / 0.8101 = 1.199x as long; all-to-all CP keeps
     the whole sequence per head group and the long-sequence rate."""
-    from scalewall.perf.step import _attention_times
+    from scalewall.perf.attention import attention_times
 
     model = catalog.model("llama3-8b")
     plans = [
@@ -242,7 +242,7 @@ def test_ring_cp_runs_the_attention_kernel_on_short_chunks() -> None:
     ]
     batch = PlanBatch.from_plans(model, plans)
     dev = Device.of(catalog.accelerator("h100-sxm-80gb"), batch.precision, EFF)
-    forward = _attention_times(model, batch, dev, EFF, Stack())[0]
+    forward = attention_times(model, batch, dev, EFF, Stack())[0]
     per_token = forward * batch.cp  # each rank holds 1/cp of the tokens
     assert per_token[1] / per_token[0] == pytest.approx((8192 / 8432) / (1024 / 1264), rel=1e-9)
     assert per_token[2] == pytest.approx(per_token[0], rel=1e-9)

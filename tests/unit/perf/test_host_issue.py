@@ -13,7 +13,8 @@ from scalewall.cluster import resolve_cluster
 from scalewall.errors import SpecError
 from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import PlanBatch
-from scalewall.perf.step import _host_issue_s, step_model
+from scalewall.perf.layers import host_issue_s
+from scalewall.perf.step import step_model
 from scalewall.plan.plan import ParallelPlan
 from scalewall.validation.runs import case_stack
 
@@ -47,19 +48,19 @@ def test_issue_time_counts_attention_moe_and_local_experts() -> None:
     batch = PlanBatch.from_plans(model, [_plan()])
 
     def ops(scope: str) -> float:
-        issue = _host_issue_s(model, batch, EFF, Stack(cuda_graphs=scope), True)
+        issue = host_issue_s(model, batch, EFF, Stack(cuda_graphs=scope), True)
         return float(issue[0]) / EFF.host_op_s
 
     assert ops("none") == pytest.approx(152)
     assert ops("router") == pytest.approx(136)
     assert ops("attention") == pytest.approx(100)
     for scope in ("layer", "full"):
-        assert float(_host_issue_s(model, batch, EFF, Stack(cuda_graphs=scope), True)[0]) == 0.0
+        assert float(host_issue_s(model, batch, EFF, Stack(cuda_graphs=scope), True)[0]) == 0.0
     # EP 64 leaves 4 local experts: 24 + 12 + 40 + 8 + 12 = 96.
     wide = PlanBatch.from_plans(
         model, [_plan(pp=4, dp=64, ep=64, first_stage_layers=15, last_stage_layers=14)]
     )
-    assert float(_host_issue_s(model, wide, EFF, Stack(), True)[0]) == pytest.approx(
+    assert float(host_issue_s(model, wide, EFF, Stack(), True)[0]) == pytest.approx(
         96 * EFF.host_op_s
     )
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from scalewall import catalog
 from scalewall.cluster import resolve_cluster
-from scalewall.perf import step
+from scalewall.perf import data_parallel, step
 from scalewall.perf.assumptions import Efficiency, Stack
 
 
@@ -22,7 +22,7 @@ def test_fsdp_exposure_grows_with_group_at_fixed_per_gpu_work() -> None:
     t_f, t_b = np.array([0.05]), np.array([0.10])
     exposed = [
         float(
-            step._fsdp_exposed_s(
+            data_parallel.fsdp_exposed_s(
                 _cluster(n),
                 eff,
                 stack,
@@ -38,7 +38,7 @@ def test_fsdp_exposure_grows_with_group_at_fixed_per_gpu_work() -> None:
 def test_dp_window_never_exceeds_what_the_schedule_allows() -> None:
     stage_f, stage_b = np.array([1.0, 1.0]), np.array([2.0, 2.0])
     bubble, vpp = np.array([3.0, 3.0]), np.array([1.0, 4.0])
-    window_f, window_b = step.dp_overlap_windows(stage_f, stage_b, bubble, vpp)
+    window_f, window_b = data_parallel.dp_overlap_windows(stage_f, stage_b, bubble, vpp)
     # Plain 1F1B: the last backward (forward) only, nothing of the drain (fill).
     assert window_b[0] == stage_b[0] and window_f[0] == stage_f[0]
     # Interleaved: at most the last backward plus the cool-down's idle half of the bubble.
@@ -47,8 +47,8 @@ def test_dp_window_never_exceeds_what_the_schedule_allows() -> None:
 
 def test_step_sync_grows_with_job_size() -> None:
     eff = Efficiency()
-    small = step.step_sync_s(_cluster(256), eff, np.array([256.0]))[0]
-    large = step.step_sync_s(_cluster(16384), eff, np.array([16384.0]))[0]
+    small = data_parallel.step_sync_s(_cluster(256), eff, np.array([256.0]))[0]
+    large = data_parallel.step_sync_s(_cluster(16384), eff, np.array([16384.0]))[0]
     assert large > small > 0.0
 
 

@@ -1,0 +1,364 @@
+"""One transformer layer's forward and backward on one GPU, dense or MoE behind one interface
+(``layer_times(..., moe_layer=...)``): GEMMs, attention, element-wise kernels, TP/SP, CP and EP
+communication, recompute and host-bound kernel issue; the output head, MTP modules, and the
+sums over a stage's layers. Layer times depend only on ``LAYER_FIELDS`` and are computed once
+per distinct combination of them (``distinct_layer_times``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from scalewall.catalog.schema import ModelSpec
+from scalewall.perf import collectives as coll
+from scalewall.perf import moe
+from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.perf.attention import (
+    attention_linears,
+    attention_times,
+    cp_times,
+)
+from scalewall.perf.batch import PRECISION, RECOMPUTE, PlanBatch
+from scalewall.perf.compute import (
+    ACT_BYTES,
+    Device,
+    linear_time_s,
+    memory_bound_time_s,
+)
+from scalewall.plan.topology import Cluster
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerTimes:
+    """Per micro-batch per layer on one GPU."""
+
+    fwd_compute: FloatArray
+    bwd_compute: FloatArray
+    fwd_tp: FloatArray
+    bwd_tp: FloatArray
+    fwd_cp: FloatArray
+    bwd_cp: FloatArray
+    recompute: FloatArray
+    fwd_ep: FloatArray
+    """Exposed expert all-to-all (dispatch and combine) of an MoE layer; 0 for a dense one."""
+    bwd_ep: FloatArray
+    ep_overhead: FloatArray
+    """Compute lost to the SMs the overlapped all-to-all occupies (inside the compute times)."""
+    imbalance: FloatArray
+    """What the busiest expert-parallel rank spends over the mean one: expert GEMMs (inside
+    the compute times) and all-to-all (``imbalance_comm``, inside the EP times)."""
+    imbalance_comm: FloatArray
+    fwd_host: FloatArray
+    """Time the GPU waits for the host to issue the layer's operations, forward."""
+    bwd_host: FloatArray
+
+    @property
+    def fwd(self) -> FloatArray:
+        return self.fwd_compute + self.fwd_tp + self.fwd_cp + self.fwd_ep + self.fwd_host
+
+    @property
+    def bwd(self) -> FloatArray:
+        return (
+            self.bwd_compute
+            + self.bwd_tp
+            + self.bwd_cp
+            + self.bwd_ep
+            + self.recompute
+            + self.bwd_host
+        )
+
+    def take(self, index: NDArray[np.intp]) -> LayerTimes:
+        """The times of the given rows."""
+        return LayerTimes(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+
+    def parts(self) -> dict[str, FloatArray]:
+        """The layer's time by breakdown part (compute is what the others leave of total)."""
+        return {
+            "recompute": self.recompute,
+            "tp_comm": self.fwd_tp + self.bwd_tp,
+            "cp_comm": self.fwd_cp + self.bwd_cp,
+            "ep_comm": self.fwd_ep + self.bwd_ep + self.ep_overhead - self.imbalance_comm,
+            "moe_imbalance": self.imbalance,
+            "host_overhead": self.fwd_host + self.bwd_host,
+            "total": self.fwd + self.bwd,
+        }
+
+
+def cast_bytes(dev: Device, eff: Efficiency) -> FloatArray:
+    """HBM bytes per element cast to FP8: the cast, plus per-tensor scaling's amax pass."""
+    per_tensor = dev.precision_code == PRECISION["fp8"]
+    result: FloatArray = eff.fp8_cast_bytes_per_element + np.where(
+        per_tensor, eff.fp8_amax_bytes_per_element, 0.0
+    )
+    return result
+
+
+def layer_times(
+    model: ModelSpec,
+    cluster: Cluster,
+    p: PlanBatch,
+    dev: Device,
+    eff: Efficiency,
+    stack: Stack,
+    moe_layer: bool = False,
+) -> LayerTimes:
+    """One dense layer, or with ``moe_layer`` one MoE layer (shared experts in place of the
+    dense FFN, router, routed experts, expert all-to-all)."""
+    tp = p.tp
+    tokens = p.micro_batch * p.seq_len / p.cp
+    hidden = float(model.hidden)
+    ffn = float(model.shared_experts * model.expert_ffn_hidden if moe_layer else model.ffn_hidden)
+    up_width = ffn * moe.swiglu_factor(model)
+    shapes = attention_linears(model, tp)
+    if ffn > 0:
+        shapes += [(up_width / tp, hidden), (hidden, ffn / tp)]
+    # All linears of the layer in one call: one row per linear, one column per plan.
+    n_arr = np.stack(
+        [np.broadcast_to(np.asarray(n, dtype=np.float64), tokens.shape) for n, _ in shapes]
+    )
+    k_arr = np.stack(
+        [np.broadcast_to(np.asarray(k, dtype=np.float64), tokens.shape) for _, k in shapes]
+    )
+    f, b = linear_time_s(tokens[np.newaxis, :], n_arr, k_arr, dev, eff)
+    fwd, bwd = f.sum(axis=0), b.sum(axis=0)
+    cast = (tokens * (n_arr + k_arr)).sum(axis=0)
+    attn_f, attn_b, attn_re = attention_times(model, p, dev, eff, stack)
+    norm_tokens = np.where(p.sequence_parallel > 0, tokens / tp, tokens)
+    per_hidden = stack.elementwise_bytes_per_hidden + (
+        eff.dropout_bytes_per_hidden if model.dropout else 0.0
+    )
+    elem_bytes = (
+        norm_tokens * hidden * per_hidden + tokens * up_width / tp * stack.elementwise_bytes_per_ffn
+    )
+    zero = np.zeros_like(tokens)
+    imbalance, ep_f, ep_b, etp_comm = zero, zero, zero, zero
+    if moe_layer:
+        routed = moe.routed_expert_times(model, p, dev, eff, stack, tokens)
+        experts = model.routed_experts * np.ones_like(tokens)
+        rf, rb = linear_time_s(norm_tokens, experts, hidden + zero, dev.without_fp8(), eff)
+        fwd, bwd = fwd + routed.fwd + rf, bwd + routed.bwd + rb
+        elem_bytes = elem_bytes + routed.elementwise_bytes
+        cast = cast + routed.cast_elements
+        imbalance = routed.imbalance
+        ep_f, ep_b = moe.expert_comm_times(model, cluster, p, eff, stack, tokens)
+        etp_comm = moe.expert_tp_comm_time(model, cluster, p, eff, stack, tokens)
+    elem = memory_bound_time_s(elem_bytes, dev, eff)
+    cast_time = np.where(dev.fp8, memory_bound_time_s(cast * cast_bytes(dev, eff), dev, eff), 0.0)
+    fwd_compute = fwd + attn_f + elem / 3.0 + cast_time / 2.0
+    bwd_compute = bwd + attn_b + elem * 2.0 / 3.0 + cast_time / 2.0
+    # TP/SP: per layer two all-reduces (or reduce-scatter + all-gather pairs with SP) forward
+    # and two backward, each of the full [T, D] activation (Korthikanti et al. 2022, Sec. 4.2).
+    message = tokens * hidden * ACT_BYTES
+    one = np.ones_like(tokens)
+    tp_total = 2.0 * np.where(
+        p.sequence_parallel > 0,
+        2.0 * coll.reduce_scatter_time_s(cluster, eff, tp, one, message),
+        coll.allreduce_time_s(cluster, eff, tp, one, message),
+    )
+    tp_total = tp_total + etp_comm
+    # The hidden share still costs compute: communication kernels take SMs and HBM bandwidth.
+    hidden_share = stack.tp_comm_overlap_frac * (1.0 - eff.overlap_compute_slowdown_frac)
+    tp_fwd = tp_total * (1.0 - hidden_share)
+    cp_fwd, cp_bwd = cp_times(model, cluster, p, eff, attn_f, attn_b)
+    ep_fwd, ep_bwd, overhead, imbalance_comm = zero, zero, zero, zero
+    if moe_layer:
+        ep_fwd, ep_bwd, overhead, imbalance_comm = ep_exposed(
+            p, stack, ep_f, ep_b, fwd_compute + bwd_compute
+        )
+        share = fwd_compute / (fwd_compute + bwd_compute)
+        fwd_compute = fwd_compute + overhead * share
+        bwd_compute = bwd_compute + overhead * (1.0 - share)
+        imbalance = imbalance + imbalance_comm
+    full = p.recompute == RECOMPUTE["full"]
+    recompute = np.where(
+        full,
+        fwd_compute + tp_fwd + cp_fwd + ep_fwd,
+        np.where(p.recompute == RECOMPUTE["selective"], attn_re, 0.0),
+    )
+    host_f = host_issue_s(model, p, eff, stack, moe_layer)
+    host_b = host_f * (eff.host_ops_bwd_ratio + np.where(full, 1.0, 0.0))
+    gpu_f = fwd_compute + tp_fwd + cp_fwd + ep_fwd
+    gpu_b = bwd_compute + tp_fwd + cp_bwd + ep_bwd + recompute
+    return LayerTimes(
+        fwd_compute=fwd_compute,
+        bwd_compute=bwd_compute,
+        fwd_tp=tp_fwd,
+        bwd_tp=tp_fwd,
+        fwd_cp=cp_fwd,
+        bwd_cp=cp_bwd,
+        recompute=recompute,
+        fwd_ep=ep_fwd,
+        bwd_ep=ep_bwd,
+        ep_overhead=overhead,
+        imbalance=imbalance,
+        imbalance_comm=imbalance_comm,
+        fwd_host=np.maximum(host_f - gpu_f, 0.0),
+        bwd_host=np.maximum(host_b - gpu_b, 0.0),
+    )
+
+
+def host_issue_s(
+    model: ModelSpec, p: PlanBatch, eff: Efficiency, stack: Stack, moe_layer: bool
+) -> FloatArray:
+    """Host time to issue one layer's forward operations outside the stack's CUDA graphs.
+
+    The host runs ahead of the GPU, so only the excess of this over the layer's GPU time is
+    lost. ``router`` replays an MoE layer's router and dispatch preprocessing from a graph,
+    ``attention`` the attention block as well; ``layer`` and ``full`` capture everything."""
+    one = np.ones_like(p.tp)
+    if stack.cuda_graphs in ("layer", "full"):
+        return 0.0 * one
+    attention = eff.host_ops_attention_fwd + (
+        eff.host_ops_mla_extra_fwd if model.kv_lora_rank else 0.0
+    )
+    if moe_layer:
+        ffn = eff.host_ops_moe_fwd + eff.host_ops_per_local_expert_fwd * (
+            model.routed_experts / p.ep
+        )
+        if stack.cuda_graphs in ("router", "attention"):
+            ffn = ffn - eff.host_ops_router_fwd
+        if model.shared_experts:
+            ffn = ffn + eff.host_ops_mlp_fwd
+    else:
+        ffn = eff.host_ops_mlp_fwd * one
+    ops = ffn if stack.cuda_graphs == "attention" else ffn + attention
+    result: FloatArray = ops * eff.host_op_s * one
+    return result
+
+
+LAYER_FIELDS = (
+    "tp",
+    "cp",
+    "ep",
+    "etp",
+    "micro_batch",
+    "seq_len",
+    "recompute",
+    "sequence_parallel",
+    "cp_mode",
+    "precision",
+)
+"""The plan fields a layer's forward and backward times depend on (not pp, dp, ZeRO or the
+batch): plans that agree on them share their layer times."""
+
+
+def distinct_rows(
+    p: PlanBatch, names: tuple[str, ...]
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The first row of each distinct combination of the ``names`` columns, and for every row
+    the index of its combination among those (hash-based factorisation, linear in rows)."""
+    if p.tp.size <= 1:
+        # One plan (a single estimate): nothing to share, and no factorisation to pay for.
+        return np.arange(p.tp.size, dtype=np.intp), np.zeros(p.tp.size, dtype=np.intp)
+    key = np.zeros(p.tp.shape, dtype=np.int64)
+    for name in names:
+        codes, uniques = pd.factorize(getattr(p, name))
+        key, _ = pd.factorize(key * len(uniques) + codes)
+    count = int(key.max()) + 1 if key.size else 0
+    first = np.empty(count, dtype=np.intp)
+    rows = np.arange(key.size, dtype=np.intp)
+    first[key[::-1]] = rows[::-1]
+    return first, key.astype(np.intp)
+
+
+def distinct_layer_times(
+    model: ModelSpec, cluster: Cluster, p: PlanBatch, eff: Efficiency, stack: Stack
+) -> tuple[LayerTimes, LayerTimes | None]:
+    """Dense and MoE layer times, computed once per distinct layer configuration (a search
+    batch holds many plans that differ only in pp, dp, ZeRO or the layer split). Constants
+    given as arrays (one value per plan, as calibration's interval draws pass them) pair
+    with the rows as they are, so such a batch is evaluated row by row."""
+    per_row = any(
+        not isinstance(v, int | float | str | bool) and np.ndim(v) > 0 for v in vars(eff).values()
+    )
+    if per_row or np.ndim(cluster.accelerator.training_clock_frac) > 0:
+        first = inverse = np.arange(p.tp.size, dtype=np.intp)
+    else:
+        first, inverse = distinct_rows(p, LAYER_FIELDS)
+    # Every row its own configuration (or a single plan): no gather needed either way.
+    identity = first.size == p.tp.size and np.array_equal(first, inverse)
+    sub = p if identity else p.take(first)
+    dev = Device.of(cluster.accelerator, sub.precision, eff)
+
+    def spread(times: LayerTimes) -> LayerTimes:
+        return times if identity else times.take(inverse)
+
+    dense = spread(layer_times(model, cluster, sub, dev, eff, stack))
+    if not model.is_moe:
+        return dense, None
+    return dense, spread(layer_times(model, cluster, sub, dev, eff, stack, True))
+
+
+def ep_exposed(
+    p: PlanBatch, stack: Stack, ep_f: FloatArray, ep_b: FloatArray, compute: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Exposed all-to-all forward and backward, the compute lost to the SMs the overlap takes,
+    and the exposed all-to-all's imbalance share.
+
+    The busiest rank receives f x the mean tokens. ``ep_comm_overlap_frac`` of the all-to-all
+    hides behind another micro-batch's computation, at most the layer's own compute time;
+    while it does, ``ep_overlap_sm_frac`` of the SMs run communication: compute / (1 - s)."""
+    load = moe.load_factor(stack)
+    raw_f, raw_b = ep_f * load, ep_b * load
+    total = raw_f + raw_b
+    hidden = np.minimum(stack.ep_comm_overlap_frac * total, compute)
+    keep = np.where(total > 0, (total - hidden) / np.maximum(total, 1e-30), 0.0)
+    overlapping = (p.ep > 1) & (stack.ep_comm_overlap_frac > 0)
+    sm = stack.ep_overlap_sm_frac
+    overhead = np.where(overlapping, compute * sm / (1.0 - sm), 0.0)
+    exposed_f, exposed_b = raw_f * keep, raw_b * keep
+    return exposed_f, exposed_b, overhead, (exposed_f + exposed_b) * (1.0 - 1.0 / load)
+
+
+def head_times(
+    model: ModelSpec, p: PlanBatch, dev: Device, eff: Efficiency, stack: Stack
+) -> tuple[FloatArray, FloatArray]:
+    """Output layer (logits, in BF16 under FP8 recipes) and loss on the last stage: forward
+    and backward time."""
+    tokens = p.micro_batch * p.seq_len / p.cp
+    vocab = model.vocab / p.tp
+    one = np.ones_like(tokens)
+    f, b = linear_time_s(tokens, vocab * one, model.hidden * one, dev.without_fp8(), eff)
+    loss = memory_bound_time_s(tokens * vocab * stack.loss_bytes_per_logit, dev, eff)
+    return f + loss / 3.0, b + loss * 2.0 / 3.0
+
+
+def mtp_times(
+    model: ModelSpec,
+    p: PlanBatch,
+    dev: Device,
+    eff: Efficiency,
+    layer: LayerTimes,
+    head: tuple[FloatArray, FloatArray],
+) -> tuple[FloatArray, FloatArray]:
+    """Multi-token prediction modules on the last stage (DeepSeek-V3 Sec. 2.2): each is a
+    projection of [h; emb] (2D -> D), one transformer layer and the shared output head."""
+    tokens = p.micro_batch * p.seq_len / p.cp
+    one = np.ones_like(tokens)
+    pf, pb = linear_time_s(tokens, model.hidden / p.tp * one, 2.0 * model.hidden * one, dev, eff)
+    n = float(model.mtp_layers)
+    return n * (pf + layer.fwd + head[0]), n * (pb + layer.bwd + head[1])
+
+
+def stage_sums(
+    model: ModelSpec, p: PlanBatch, dense: LayerTimes, sparse: LayerTimes | None
+) -> dict[str, dict[str, FloatArray]]:
+    """Per stage: forward, backward and breakdown parts summed over its dense and MoE layers."""
+    out: dict[str, dict[str, FloatArray]] = {}
+    dense_parts = dense.parts()
+    sparse_parts = sparse.parts() if sparse is not None else {}
+    for name, (n_dense, n_moe) in moe.stage_layer_mix(model, p).items():
+        sums = {"fwd": n_dense * dense.fwd, "bwd": n_dense * dense.bwd}
+        sums.update({k: n_dense * v for k, v in dense_parts.items()})
+        if sparse is not None:
+            sums["fwd"] = sums["fwd"] + n_moe * sparse.fwd
+            sums["bwd"] = sums["bwd"] + n_moe * sparse.bwd
+            for k, v in sparse_parts.items():
+                sums[k] = sums[k] + n_moe * v
+        out[name] = sums
+    return out

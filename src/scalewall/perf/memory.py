@@ -1,0 +1,239 @@
+"""Per-GPU memory of the most loaded pipeline rank: weights, gradients, optimizer state
+(ZeRO sharding), activations (Korthikanti et al. 2022, generalised to GQA/SwiGLU/MLA/MoE) and
+the reserve; cheap enough for the search to prune with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scalewall.catalog.schema import ModelSpec
+from scalewall.perf import moe
+from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.perf.attention import (
+    head_dims,
+)
+from scalewall.perf.batch import RECOMPUTE, PlanBatch, is_fp8
+from scalewall.perf.compute import ACT_BYTES
+from scalewall.workload import counts
+
+FloatArray = NDArray[np.float64]
+
+
+WEIGHT_BYTES = 2.0  # low-precision weight copy used by the GEMMs
+
+
+def stage_param_parts(model: ModelSpec, p: PlanBatch) -> dict[str, tuple[FloatArray, FloatArray]]:
+    """Parameters per GPU of the first, the busiest middle and the last stage, split into
+    those replicated over DP x CP (after TP) and the routed experts (after EP x ETP)."""
+    layer = counts.layer_params(model, moe=False).total
+    embed = float(model.vocab * model.hidden)
+    if model.position_embedding == "learned":
+        embed += model.max_seq_len * model.hidden
+    out = float(model.vocab * model.hidden)  # tied: the last stage keeps its own copy
+    single = p.pp == 1
+    mix = moe.stage_layer_mix(model, p)
+    if model.is_moe:
+        sparse = counts.layer_params(model, moe=True)
+        moe_dense = sparse.total - sparse.mlp_routed
+        moe_expert = sparse.mlp_routed / (p.ep * p.etp)
+    else:
+        moe_dense, moe_expert = 0.0, np.zeros_like(p.tp)
+    mtp_dense = model.mtp_layers * (
+        (moe_dense if model.is_moe else layer) + 2.0 * model.hidden**2 + model.hidden
+    )
+    mtp_expert = model.mtp_layers * moe_expert
+
+    def dense(name: str) -> FloatArray:
+        n_dense, n_moe = mix[name]
+        result: FloatArray = n_dense * layer
+        return result + n_moe * moe_dense if model.is_moe else result
+
+    first = dense("first") + embed + np.where(single, 0.0 if model.tied_embeddings else out, 0.0)
+    last = np.where(single, first, dense("last") + out) + mtp_dense
+    expert = {name: mix[name][1] * moe_expert for name in mix}
+    return {
+        "first": (first / p.tp, expert["first"] + np.where(single, mtp_expert, 0.0)),
+        "middle": (dense("middle") / p.tp, expert["middle"]),
+        "last": (last / p.tp, expert["last"] + mtp_expert),
+    }
+
+
+def activation_bytes_per_layer(
+    model: ModelSpec, p: PlanBatch, stack: Stack, fp8: NDArray[np.bool_], moe_layer: bool = False
+) -> FloatArray:
+    """Activation memory one layer keeps for backward, per micro-batch per GPU.
+
+    Korthikanti et al. 2022 (eq. 1-2): replicated part (norm inputs 4D, linear inputs 4D,
+    dropout masks 2D) plus TP-sharded part (Q, K, V, projection input, FFN activations and the
+    attention scores 5 a s when the kernel is unfused and not recomputed); SP shards it all.
+    MLA adds its query and KV latents (replicated); an MoE layer's FFN is its shared experts
+    plus the routed experts' copies; a stack that recomputes MLA's up projections under
+    selective recompute (``Stack.recompute_mla_up_proj``) keeps no Q, K, V of the heads. FP8
+    keeps linear inputs in one byte: 2D of the replicated part, the projection input and the
+    FFN down-projection input. Full recompute keeps only the layer input.
+    """
+    tokens = p.micro_batch * p.seq_len / p.cp
+    hidden = float(model.hidden)
+    d_qk, d_v = head_dims(model)
+    replicated = (8.0 + (2.0 if model.dropout else 0.0)) * hidden
+    if model.kv_lora_rank:
+        latents = model.q_lora_rank + model.kv_lora_rank + model.qk_rope_head_dim
+        replicated += ACT_BYTES * latents
+    ffn = float(model.shared_experts * model.expert_ffn_hidden if moe_layer else model.ffn_hidden)
+    ffn_acts = moe.ffn_activation_elements(model) * ffn
+    qkvo = model.heads * (d_qk + d_v) + model.kv_heads * (d_qk + d_v)
+    sharded: FloatArray | float = 2.0 * qkvo
+    if model.kv_lora_rank and stack.recompute_mla_up_proj:
+        # Q, K and V are rebuilt from the latents in backward: only the context is kept.
+        sharded = np.where(p.recompute == RECOMPUTE["selective"], 2.0 * model.heads * d_v, sharded)
+    sharded = sharded + ffn_acts
+    if not stack.flash_attention:
+        scores = (5.0 if model.dropout else 2.0) * model.heads * p.seq_len
+        sharded = sharded + np.where(p.recompute == RECOMPUTE["none"], scores, 0.0)
+    per_token = np.where(
+        p.sequence_parallel > 0, (replicated + sharded) / p.tp, replicated + sharded / p.tp
+    )
+    per_token = per_token - np.where(
+        fp8, 2.0 * hidden / np.where(p.sequence_parallel > 0, p.tp, 1.0), 0.0
+    )
+    per_token = per_token - np.where(fp8, (model.heads * d_v + ffn) / p.tp, 0.0)
+    layer_input = np.where(p.sequence_parallel > 0, ACT_BYTES * hidden / p.tp, ACT_BYTES * hidden)
+    result: FloatArray = tokens * np.where(p.recompute == RECOMPUTE["full"], layer_input, per_token)
+    if moe_layer:
+        routed = moe.routed_activation_bytes(model, p, stack, tokens, fp8)
+        result = result + np.where(p.recompute == RECOMPUTE["full"], 0.0, routed)
+    return result
+
+
+def stage_activations(
+    model: ModelSpec, p: PlanBatch, stack: Stack, fp8: NDArray[np.bool_]
+) -> dict[str, FloatArray]:
+    """Activation bytes of one micro-batch through each stage's layers."""
+    dense = activation_bytes_per_layer(model, p, stack, fp8)
+    sparse = activation_bytes_per_layer(model, p, stack, fp8, True) if model.is_moe else dense
+    out: dict[str, FloatArray] = {}
+    for name, (n_dense, n_moe) in moe.stage_layer_mix(model, p).items():
+        out[name] = n_dense * dense + n_moe * sparse if model.is_moe else n_dense * dense
+    mtp = model.mtp_layers * sparse
+    out["last"] = out["last"] + mtp if model.mtp_layers else out["last"]
+    return out
+
+
+def largest_layer_params(model: ModelSpec, p: PlanBatch) -> FloatArray:
+    """Parameters one GPU holds of its largest layer once ZeRO-3 has gathered it: the layer's
+    replicated weights over TP, its routed experts over EP x ETP."""
+    dense = counts.layer_params(model, moe=False).total / p.tp
+    if not model.is_moe:
+        result: FloatArray = dense
+        return result
+    sparse = counts.layer_params(model, moe=True)
+    routed = sparse.mlp_routed / (p.ep * p.etp)
+    moe_layer = (sparse.total - sparse.mlp_routed) / p.tp + routed
+    has_dense = model.first_dense_layers > 0 or model.moe_layer_freq > 1
+    result = np.maximum(moe_layer, dense) if has_dense else moe_layer
+    return result
+
+
+def weight_bytes_per_param(eff: Efficiency, stack: Stack, fp8: NDArray[np.bool_]) -> FloatArray:
+    """Bytes per parameter of the weights a rank keeps for its GEMMs (outside the optimizer).
+
+    BF16 training weights (2), plus under FP8 a row-wise and a column-wise FP8 copy
+    (``Efficiency.fp8_weight_copy_bytes``). A recipe whose FP8 weights are the only model
+    weights (``Stack.fp8_primary_weights``: Megatron-Core ``--fp8-param-gather``, DeepSeek-V3's
+    FP32 master weights cast straight to FP8) keeps no BF16 copy; its full-precision main
+    weights are part of the optimizer state."""
+    training = np.where(fp8 & stack.fp8_primary_weights, 0.0, WEIGHT_BYTES)
+    result: FloatArray = training + np.where(fp8, eff.fp8_weight_copy_bytes, 0.0)
+    return result
+
+
+def rank_loads(
+    model: ModelSpec,
+    p: PlanBatch,
+    stack: Stack,
+    acts: dict[str, FloatArray],
+    micro_batches: FloatArray,
+) -> list[tuple[tuple[FloatArray, FloatArray], FloatArray]]:
+    """(dense, expert) parameters and activation bytes of the candidate most loaded ranks.
+
+    1F1B: the first stage keeps min(m, pp) micro-batches in flight (interleaving adds
+    (pp - 1) / (pp vpp) of that; Korthikanti et al. 2022, Sec. 4.2.3), the last one micro-batch
+    plus the logits. DualPipe (DeepSeek-V3 report Sec. 3.2.1, Table 2): a rank holds stage i
+    of one direction and stage pp - 1 - i of the other, so the first rank holds the first and
+    the last stage ("two copies of the model parameters" of 1F1B's one stage), with pp + 1
+    micro-batch chunks of activations in flight, counted here at the first stage's size."""
+    params = stage_param_parts(model, p)
+    tokens = p.micro_batch * p.seq_len / p.cp
+    logits = tokens * model.vocab / p.tp * (ACT_BYTES + 4.0)
+    if stack.dualpipe:
+        in_flight = np.minimum(micro_batches, p.pp + 1.0)
+        single = p.pp == 1
+        edge = tuple(
+            np.where(single, params["first"][i], params["first"][i] + params["last"][i])
+            for i in (0, 1)
+        )
+        middle = tuple(2.0 * params["middle"][i] for i in (0, 1))
+        return [
+            ((edge[0], edge[1]), acts["first"] * in_flight + logits),
+            ((middle[0], middle[1]), np.where(p.pp > 2, acts["middle"] * in_flight, 0.0)),
+        ]
+    in_flight = np.minimum(micro_batches, p.pp)
+    interleave = np.where(p.vpp > 1, 1.0 + (p.pp - 1.0) / (p.pp * p.vpp), 1.0)
+    return [
+        (params["first"], acts["first"] * in_flight * interleave),
+        (params["last"], acts["last"] + logits),
+    ]
+
+
+def memory_model(
+    model: ModelSpec, p: PlanBatch, eff: Efficiency, stack: Stack, micro_batches: FloatArray
+) -> tuple[dict[str, FloatArray], FloatArray]:
+    """Per-GPU memory by part on the most loaded pipeline rank, and the total.
+
+    Per parameter: the GEMMs' weights (``weight_bytes_per_param``), the main gradient in the
+    reduce dtype (``Stack.grad_reduce_bytes``) and the optimizer state
+    (``Stack.optimizer_state_bytes``: FP32 main weights and Adam moments), sharded by ZeRO
+    stage 3, 2 and 1 respectively over DP x CP for replicated parameters and over the experts'
+    data-parallel width tp cp dp / (ep etp) for routed experts (Megatron-Core's distributed
+    optimizer with BF16 weights and FP32 gradients: 6 + 12 / d bytes per parameter).
+    Cheaper than the full step model: the search calls it to prune plans that do not fit.
+    """
+    shard = p.dp * p.cp
+    expert_shard = p.tp * p.cp * p.dp / (p.ep * p.etp)
+    fp8 = is_fp8(p.precision)
+    acts = stage_activations(model, p, stack, fp8)
+    tokens = p.micro_batch * p.seq_len / p.cp
+    weight_bytes = weight_bytes_per_param(eff, stack, fp8)
+    gathered = np.where(
+        p.zero >= 3, eff.zero3_gathered_layers * largest_layer_params(model, p) * weight_bytes, 0.0
+    )
+
+    def sharded(per_param: Any, zero_stage: int, parts: tuple[FloatArray, FloatArray]) -> Any:
+        dense_p, expert_p = parts
+        dense_b = dense_p * per_param / np.where(p.zero >= zero_stage, shard, 1.0)
+        if not model.is_moe:
+            return dense_b
+        return dense_b + expert_p * per_param / np.where(p.zero >= zero_stage, expert_shard, 1.0)
+
+    best: dict[str, FloatArray] | None = None
+    best_total = np.zeros_like(tokens)
+    for parts, rank_acts in rank_loads(model, p, stack, acts, micro_batches):
+        part = {
+            "weights": sharded(weight_bytes, 3, parts) + gathered,
+            "gradients": sharded(stack.grad_reduce_bytes, 2, parts),
+            "optimizer_state": sharded(stack.optimizer_state_bytes, 1, parts),
+            "activations": rank_acts,
+            "reserved": np.full_like(tokens, eff.memory_reserved_bytes),
+        }
+        total = sum(part.values(), np.zeros_like(tokens))
+        if best is None:
+            best, best_total = part, total
+        else:
+            take = total > best_total
+            best = {k: np.where(take, v, best[k]) for k, v in part.items()}
+            best_total = np.maximum(total, best_total)
+    assert best is not None
+    return best, best_total

@@ -1,0 +1,75 @@
+"""Pipeline schedules: the bubble and the point-to-point traffic of one step, by named schedule.
+
+A step of a pipeline stage is m micro-batches of forward + backward. With the slowest stage
+taking ``t_max`` per micro-batch and all stages together ``t_sum``:
+
+- ``1f1b`` (PipeDream-Flush / Megatron's non-interleaved schedule) takes
+  ``m t_max + (t_sum - t_max)``: the fill and drain add one pass of the other stages (Narayanan
+  et al. SC'21, Sec. 2.2.1: bubble (p - 1)/m of equal stages);
+- ``interleaved-1f1b`` with v model chunks per rank divides the bubble by v (Sec. 2.2.2);
+- ``dualpipe`` (DeepSeek-V3 report Sec. 3.2.1, Table 2) runs micro-batches from both ends,
+  bubble (pp/2 - 1)(F&B + B - 3W) instead of 1F1B's (pp - 1)(F + B): about (pp/2 - 1)/(pp - 1)
+  of it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scalewall.catalog.schema import ModelSpec
+from scalewall.perf import collectives as coll
+from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.perf.batch import PlanBatch
+from scalewall.perf.compute import ACT_BYTES
+from scalewall.plan.topology import Cluster
+
+FloatArray = NDArray[np.float64]
+
+SCHEDULES = ("1f1b", "interleaved-1f1b", "dualpipe")
+"""Pipeline schedules the step model knows, by the name their papers give them."""
+
+
+def schedule_names(stack: Stack, vpp: FloatArray) -> NDArray[np.str_]:
+    """The schedule each plan runs: the stack's DualPipe, else interleaved when vpp > 1."""
+    if stack.dualpipe:
+        return np.full(vpp.shape, "dualpipe")
+    result: NDArray[np.str_] = np.where(vpp > 1, "interleaved-1f1b", "1f1b")
+    return result
+
+
+def bubble_s(
+    stack: Stack, pp: FloatArray, vpp: FloatArray, t_sum: FloatArray, t_max: FloatArray
+) -> FloatArray:
+    """Idle time per step of the critical stage: ``(t_sum - t_max) / vpp`` for (interleaved)
+    1F1B, scaled by (pp/2 - 1)/(pp - 1) under DualPipe."""
+    bubble: FloatArray = (t_sum - t_max) / vpp
+    if stack.dualpipe:
+        bubble = bubble * np.maximum(pp / 2.0 - 1.0, 0.0) / np.maximum(pp - 1.0, 1.0)
+    return bubble
+
+
+def p2p_s(
+    model: ModelSpec,
+    cluster: Cluster,
+    p: PlanBatch,
+    eff: Efficiency,
+    stack: Stack,
+    micro_batches: FloatArray,
+) -> FloatArray:
+    """Exposed pipeline point-to-point time per step: per micro-batch and model chunk, the
+    activations forward and their gradients backward to the neighbour stage, tp cp dp ranks
+    away; 1/tp shards all-gathered over the scale-up fabric where the stack scatters them
+    (Megatron's ``scatter_gather_tensors_in_pipeline``). The stack's overlap hides
+    ``pp_p2p_overlap_frac`` of the transfer; the handshake ``pp_p2p_sync_s`` always shows."""
+    tokens = p.micro_batch * p.seq_len / p.cp
+    message = tokens * model.hidden * ACT_BYTES / np.where(stack.scatter_gather_p2p, p.tp, 1.0)
+    transfer = coll.p2p_time_s(cluster, eff, p.tp * p.cp * p.dp, message)
+    exposed = 1.0 - (eff.pp_p2p_overlap_frac if stack.overlap_p2p else 0.0)
+    result: FloatArray = np.where(
+        p.pp > 1, micro_batches * 2.0 * p.vpp * (transfer * exposed + eff.pp_p2p_sync_s), 0.0
+    )
+    return result
+
+
+__all__ = ["SCHEDULES", "bubble_s", "p2p_s", "schedule_names"]
