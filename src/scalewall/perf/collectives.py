@@ -84,13 +84,24 @@ def allreduce_time_s(
 def reduce_scatter_time_s(
     cluster: Cluster, eff: Efficiency, n: FloatArray, stride: FloatArray, message_bytes: FloatArray
 ) -> FloatArray:
-    """Hierarchical reduce-scatter (or all-gather: the same traffic reversed) of a message whose
-    full size per rank is ``message_bytes``."""
+    """Reduce-scatter (or all-gather: the same traffic reversed) of a message whose full size
+    per rank is ``message_bytes``: the bytes tier by tier as above, the latency of NCCL's one
+    ring through all ``n`` ranks.
+
+    NCCL runs reduce-scatter and all-gather as a ring of every rank (no tree), n - 1 steps,
+    each step's hop inside the lowest tier that joins the two neighbours; its tuning model
+    charges (n - nodes) intra-node and (nodes - 1) inter-node step latencies (NCCL
+    ``src/graph/tuning.cc``, ring ``nInterSteps = nNodes - 1``). Generalised to the tiers:
+    level t's ``f_t - 1`` hops repeat once per domain of that tier, ``n / members(t)`` times,
+    so the latency grows with the group, where a hierarchical algorithm's would not: what
+    ZeRO-3 / FSDP's per-layer collectives pay at scale."""
     total = np.where(n > 1, eff.collective_launch_s, 0.0)
     shard = np.asarray(message_bytes, dtype=np.float64)
+    members = np.ones_like(n)
     for tier, f in zip(cluster.tiers, level_factors(cluster, n, stride), strict=True):
         bw, lat = _bandwidth(tier, eff), _step_latency(tier, eff)
-        ring = (f - 1.0) / f * shard / bw + (f - 1.0) * lat
+        members = members * f
+        ring = (f - 1.0) / f * shard / bw + (f - 1.0) * (n / members) * lat
         total = total + np.where(f > 1.0, ring, 0.0)
         shard = shard / f
     return total

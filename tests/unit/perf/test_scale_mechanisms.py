@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from scalewall import catalog
 from scalewall.cluster import resolve_cluster
+from scalewall.perf import collectives as coll
 from scalewall.perf import data_parallel, step
 from scalewall.perf.assumptions import Efficiency, Stack
 
@@ -55,3 +57,22 @@ def test_step_sync_grows_with_job_size() -> None:
 def test_new_parts_are_in_the_breakdown() -> None:
     assert "fsdp_comm" in step.BREAKDOWN_PARTS and "step_sync" in step.BREAKDOWN_PARTS
     assert catalog.accelerator("h100-sxm-80gb").id == "h100-sxm-80gb"
+
+
+def test_ring_latency_of_a_small_all_gather_grows_with_every_rank() -> None:
+    """NCCL's all-gather is one ring over all ranks: n - 1 step latencies, (n - nodes) of them
+    inside a node and (nodes - 1) across. A 1 KiB all-gather is latency-bound, so 4x the ranks
+    costs about 4x the steps (a tier-by-tier algorithm would pay only a few more steps)."""
+    eff = Efficiency()
+    one = np.array([1.0])
+    tiny = np.array([1024.0])
+
+    def latency(n: int) -> float:
+        cost = coll.allgather_time_s(_cluster(n), eff, np.array([float(n)]), one, tiny)
+        return float(cost[0]) - eff.collective_launch_s
+
+    small, large = latency(128), latency(512)
+    # 128 ranks on 16 nodes: 112 NVLink steps of ~1 us and 15 network steps of ~4.3 us.
+    steps_128 = 112 * eff.ring_step_latency_scale_up_s + 15 * eff.ring_step_latency_scale_out_s
+    assert small == pytest.approx(steps_128, rel=0.1)
+    assert large / small == pytest.approx(4.0, rel=0.15)
