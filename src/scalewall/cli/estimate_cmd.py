@@ -106,7 +106,12 @@ def estimate_command(
     global_batch: Annotated[int, typer.Option(help="Sequences per step.")] = 512,
     seq_len: SeqLenOpt = 8192,
     recompute: RecomputeOpt = "selective",
-    zero: Annotated[int, typer.Option(help="0 all-reduce, 1 distributed optimizer, 2, 3.")] = 1,
+    zero: Annotated[
+        int | None,
+        typer.Option(
+            help="0 all-reduce, 1 distributed optimizer, 2, 3 (default: the stack's sharding)."
+        ),
+    ] = None,
     sequence_parallel: SequenceParallelOpt = True,
     precision: PrecisionOpt = "bf16",
     stack: StackOpt = DEFAULT_STACK,
@@ -120,6 +125,7 @@ def estimate_command(
         gpu, gpus = "h100-sxm-80gb", gpus or 1024
     spec = load_model(model)
     resolved = load_cluster(cluster, gpu, gpus)
+    software = load_stack(stack, cuda_graphs, stack_set)
     plan = plan_from_options(
         resolved,
         spec,
@@ -133,7 +139,7 @@ def estimate_command(
         global_batch=global_batch,
         seq_len=seq_len,
         recompute=recompute,
-        zero=zero,
+        zero=software.zero_stage if zero is None else zero,
         sequence_parallel=sequence_parallel,
         precision=precision,
         etp=etp,
@@ -145,16 +151,12 @@ def estimate_command(
     if cal is not None:
         resolved = cal.apply_cluster(resolved)
     eff = cal.efficiency() if cal else None
-    result = estimate(
-        spec, resolved, plan, stack=load_stack(stack, cuda_graphs, stack_set), efficiency=eff
-    )
+    result = estimate(spec, resolved, plan, stack=software, efficiency=eff)
     band = None
     if cal is not None and result.fits:
         from scalewall.calibrate import step_interval
 
-        band = step_interval(
-            spec, resolved, plan, cal, stack=load_stack(stack, cuda_graphs, stack_set)
-        )
+        band = step_interval(spec, resolved, plan, cal, stack=software)
     if as_json:
         data = estimate_json(result)
         if band is not None:
