@@ -16,6 +16,7 @@ from scalewall.perf.assumptions import Stack
 from scalewall.plan.topology import Cluster, make_cluster_from_parts
 from scalewall.stack import resolve_stack
 from scalewall.units import gbps_to_bytes_per_s
+from scalewall.workload.user import model_from_hf_config
 
 FORMAT = "scalewall-runs/1"
 DEFAULT_VOCAB = 50257
@@ -123,19 +124,55 @@ def case_stack(value: Any, where: str = "") -> Stack:
     return resolve_stack(value, where=where)
 
 
-def _model(case_id: str, data: dict[str, Any], tp: int) -> ModelSpec:
+MODEL_EXTRA_FIELDS = (
+    "head_dim",
+    "tied_embeddings",
+    "position_embedding",
+    "max_seq_len",
+    "norm",
+    "linear_bias",
+    "dropout",
+    "q_lora_rank",
+    "kv_lora_rank",
+    "qk_nope_head_dim",
+    "qk_rope_head_dim",
+    "v_head_dim",
+    "mtp_layers",
+    "sliding_window",
+)
+"""Shape fields a case's ``model`` may state beside the format's main ones (MLA ranks, MTP,
+windows, ...): named as in the catalog's model files."""
+MOE_EXTRA_FIELDS = ("moe_layer_freq",)
+
+
+def _model(case_id: str, data: dict[str, Any], tp: int, base: Path | None = None) -> ModelSpec:
+    """The case's model: a catalog id (``catalog``), a HuggingFace ``config.json`` (inline as
+    ``hf_config``, by path as ``config_json`` relative to the runs file, or its keys given
+    directly), or the format's shape fields."""
     if data.get("catalog"):
-        # Shapes the format has no fields for (MLA, MTP): the catalog entry the case names;
         # ``mtp_layers`` (an extension key) states a run trained without, or with fewer,
         # multi-token-prediction modules than the catalog shape.
         spec = catalog.model(data["catalog"])
         if data.get("mtp_layers") is not None:
             spec = replace(spec, mtp_layers=int(data["mtp_layers"]))
         return spec
+    hf = _hf_config(data, base)
+    if hf is not None:
+        spec = model_from_hf_config(hf, case_id)
+        return replace(spec, id=case_id, params_published=float(data.get("params") or 0.0))
     vocab = data.get("vocab") or DEFAULT_VOCAB
     multiple = VOCAB_PAD_MULTIPLE * tp
     vocab = -(-vocab // multiple) * multiple
     moe = data.get("moe") or {}
+    gpt = (data.get("activation") or "gelu") == "gelu"
+    extra = {k: data[k] for k in MODEL_EXTRA_FIELDS if data.get(k) is not None}
+    extra.update({k: moe[k] for k in MOE_EXTRA_FIELDS if moe.get(k) is not None})
+    defaults: dict[str, Any] = {
+        "position_embedding": "learned" if gpt else "rope",
+        "norm": "layernorm" if gpt else "rmsnorm",
+        "linear_bias": gpt,
+        "dropout": gpt,
+    }
     return ModelSpec(
         id=case_id,
         name=case_id,
@@ -147,17 +184,37 @@ def _model(case_id: str, data: dict[str, Any], tp: int) -> ModelSpec:
         vocab=vocab,
         activation=data.get("activation") or "gelu",
         source="validation case",
-        position_embedding="learned" if (data.get("activation") or "gelu") == "gelu" else "rope",
-        norm="layernorm" if (data.get("activation") or "gelu") == "gelu" else "rmsnorm",
-        linear_bias=(data.get("activation") or "gelu") == "gelu",
-        dropout=(data.get("activation") or "gelu") == "gelu",
         params_published=float(data.get("params") or 0.0),
         routed_experts=moe.get("routed_experts") or 0,
         shared_experts=moe.get("shared_experts") or 0,
         top_k=moe.get("top_k") or 0,
         expert_ffn_hidden=moe.get("expert_ffn_hidden") or 0,
         first_dense_layers=moe.get("first_dense_layers") or 0,
+        **(defaults | extra),
     )
+
+
+def _hf_config(data: dict[str, Any], base: Path | None) -> dict[str, Any] | None:
+    """A HuggingFace config given inline, by path, or as the model's own keys; else None."""
+    if isinstance(data.get("hf_config"), dict):
+        result: dict[str, Any] = data["hf_config"]
+        return result
+    if data.get("config_json"):
+        path = Path(str(data["config_json"]))
+        if not path.is_absolute() and base is not None:
+            path = base / path
+        try:
+            loaded = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise SpecError(
+                "model.config_json", str(path), f"a readable config.json ({exc})"
+            ) from None
+        if not isinstance(loaded, dict):
+            raise SpecError("model.config_json", str(path), "a JSON object")
+        return loaded
+    if "num_hidden_layers" in data and "hidden_size" in data:
+        return data
+    return None
 
 
 def _link(transport: str, nic_bytes_per_s: float) -> Link:
@@ -270,7 +327,7 @@ def _read_file(path: Path) -> RunsFile:
                 Case(
                     id=raw["id"],
                     source=raw.get("source", ""),
-                    model=_model(raw["id"], raw["model"], plan.get("tp") or 1),
+                    model=_model(raw["id"], raw["model"], plan.get("tp") or 1, path.parent),
                     training=raw["training"],
                     plan=plan,
                     hardware=raw["hardware"],

@@ -122,3 +122,65 @@ def test_fit_mismatch_is_reported() -> None:
         "predicted": True,
         "mismatch": True,
     }
+
+
+DEEPSEEK_V3_CONFIG = {
+    "hidden_size": 7168,
+    "num_hidden_layers": 61,
+    "num_attention_heads": 128,
+    "num_key_value_heads": 128,
+    "intermediate_size": 18432,
+    "moe_intermediate_size": 2048,
+    "n_routed_experts": 256,
+    "n_shared_experts": 1,
+    "num_experts_per_tok": 8,
+    "first_k_dense_replace": 3,
+    "q_lora_rank": 1536,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "vocab_size": 129280,
+    "num_nextn_predict_layers": 1,
+    "hidden_act": "silu",
+    "rms_norm_eps": 1e-6,
+    "max_position_embeddings": 163840,
+}
+"""The keys of deepseek-ai/DeepSeek-V3's config.json the step model reads."""
+
+
+def test_a_case_states_its_model_as_a_config_json(tmp_path: Path) -> None:
+    """The same run with the model as a catalog id, an inline HuggingFace config, the config's
+    keys in place of the shape, and a config.json beside the file predicts the same."""
+    from scalewall.validation.harness import predict_case
+    from scalewall.validation.runs import read_runs
+
+    shipped = next(c for c in read_runs() if c.id == "frontier_deepseek_v3_h800_2048")
+    reference = predict_case(shipped).row["tokens_per_s"]
+    raw = next(
+        c for c in json.loads(frontier_runs_path().read_text())["cases"] if c["id"] == shipped.id
+    )
+    (tmp_path / "config.json").write_text(json.dumps(DEEPSEEK_V3_CONFIG))
+    for model in (
+        {"hf_config": DEEPSEEK_V3_CONFIG},
+        dict(DEEPSEEK_V3_CONFIG),
+        {"config_json": "config.json"},
+    ):
+        case = json.loads(json.dumps(raw)) | {"model": model}
+        path = tmp_path / "runs.json"
+        path.write_text(json.dumps({"format": "scalewall-runs/1", "cases": [case]}))
+        runs = read_runs_file(path)
+        assert not runs.errors
+        predicted = predict_case(runs.cases[0]).row["tokens_per_s"]
+        # The catalog shape ties nothing and counts the same layers: within 1%.
+        assert predicted == pytest.approx(reference, rel=0.01)
+
+
+def test_an_unreadable_config_json_is_that_cases_error(tmp_path: Path) -> None:
+
+    raw = json.loads(frontier_runs_path().read_text())["cases"][0]
+    case = raw | {"model": {"config_json": "missing.json"}}
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"format": "scalewall-runs/1", "cases": [case]}))
+    runs = read_runs_file(path)
+    assert len(runs.errors) == 1 and "config_json" in runs.errors[0].text
