@@ -105,10 +105,10 @@ class Efficiency:
     small (small micro-batches, wide tensor parallelism, many experts per GPU). CUDA graphs
     replay captured operations with one launch (``Stack.cuda_graphs``). The operation counts
     below are a coarse tally of the main kernels, so this is the host time per counted
-    operation including the small ones around it. Fitted on the published runs: the
-    Megatron-Bridge MoE rows without CUDA graphs (Qwen3 and DeepSeek-V3 on B200 and H100) set
-    it from below, the 2022 Megatron A100 runs (Korthikanti et al.), which turn host-bound
-    above about 55 us, from above."""
+    operation including the small ones around it. Fitted to published step times of runs
+    without CUDA graphs whose layers are short (MoE layers with many local experts, one
+    sequence per micro-batch); an eager step's per-operation host cost is tens of
+    microseconds."""
     host_ops_attention_fwd: float = 24.0
     """Operations the host issues for one attention block forward: norm, the QKV projection
     and its FP8 casts, rotary embedding, the attention kernel, the output projection, the
@@ -146,8 +146,7 @@ class Efficiency:
     measured on 16 H100-class GPUs gives 1,599-1,630 TFLOP/s (1.01; han.zhao/test_gpu_scripts
     reports_cublaslt_fp8_crosscheck_20260524.md, which also shows PyTorch ``_scaled_mm`` at
     1,170-1,180 on the same GPUs): 1.0. The mamf-finder FP8 figure in stas00/ml-engineering
-    (1,402.6 TFLOP/s, 0.88) sits below both kernel libraries; the dense FP8 H100 runs of the
-    frontier validation file (NeMo 24.07, Megatron-Bridge 26.02) came out 9-17% slow with it."""
+    (1,402.6 TFLOP/s, 0.88) sits below both kernel libraries."""
     fp8_gemm_ceiling_ratio_blackwell: float = 0.98
     """The same ratio on parts with hardware microscaling (Blackwell): the same table measures
     B200 0.98 and GB200 0.99 (fifth-generation tensor cores run FP8 at the BF16 efficiency;
