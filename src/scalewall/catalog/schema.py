@@ -337,6 +337,11 @@ class Stack:
     computes: PyTorch FSDP ``backward_prefetch=BACKWARD_PRE`` and ``forward_prefetch`` (and
     FSDP2's default) gather one layer ahead, so each layer's collectives hide behind one
     layer's compute."""
+    zero_shard_ranks: int = 0
+    """Data-parallel ranks a ZeRO / FSDP shard group spans: 0 all of them; n > 0 shards within
+    groups of n ranks and replicates across the groups, all-reducing the gradient shards
+    between replicas (PyTorch FSDP ``ShardingStrategy.HYBRID_SHARD`` with n = GPUs per node;
+    torchtitan ``data_parallel_shard_degree``)."""
     zero_stage: int = 1
     """Sharding the stack runs when a plan leaves it open: 0 plain data parallelism (gradient
     all-reduce, replicated optimizer), 1 distributed optimizer (Megatron-Core
@@ -393,6 +398,7 @@ _STACK_NON_NEGATIVE = (
     "moe_graph_capacity_factor",
     "moe_max_nodes_per_token",
     "moe_permute_bytes_per_hidden",
+    "zero_shard_ranks",
     "ep_overlap_sm_frac",
 )
 

@@ -34,25 +34,37 @@ def dp_times(
     gather and the gradient reduction (``dp_overlap_windows``); ``layer_work`` = (layers of
     the stage, forward and backward time of the stage per micro-batch) for ZeRO-3."""
     dense, expert = params_per_gpu
-    groups = [(p.dp * p.cp, p.tp, dense)]
+    shard, replicas = shard_groups(p, stack)
+    groups = [(shard, p.tp, dense)]
     expert_group = p.tp * p.cp * p.dp / (p.ep * p.etp)
     has_experts = bool(np.any(expert > 0))
     if has_experts:
         groups.append((expert_group, p.ep * p.etp, expert))
     t_fwd, _ = windows
+    one = np.ones_like(t_fwd)
     grad = np.zeros_like(t_fwd)
     gather = np.zeros_like(t_fwd)
     fsdp = np.zeros_like(t_fwd)
     for index, (group, stride, params) in enumerate(groups):
         grads = params * stack.grad_reduce_bytes
         values = params * stack.param_gather_bytes
-        allreduce = coll.allreduce_time_s(cluster, eff, group, stride, grads)
+        # Plain data parallelism (ZeRO 0) all-reduces over every replica, sharded or not.
+        whole = p.dp * p.cp if index == 0 else group
+        allreduce = coll.allreduce_time_s(cluster, eff, whole, stride, grads)
         reduce_scatter = coll.reduce_scatter_time_s(cluster, eff, group, stride, grads)
         all_gather = coll.allgather_time_s(cluster, eff, group, stride, values)
         mask = np.ones_like(t_fwd) if index == 0 else (params > 0) & (group > 1)
-        grad = grad + np.where(mask, np.where(p.zero >= 1, reduce_scatter, allreduce), 0.0)
+        # Hybrid sharding: the shards' gradients are all-reduced over the replicas, shard ranks
+        # apart; 1 replica (plain ZeRO) costs nothing.
+        rep, rep_stride = (replicas, p.tp * shard) if index == 0 else (one, one)
+        across = coll.allreduce_time_s(cluster, eff, rep, rep_stride, grads / group)
+        across = np.where(rep > 1, across, 0.0)
+        reduce = np.where(p.zero >= 1, reduce_scatter + across, allreduce)
+        grad = grad + np.where(mask, reduce, 0.0)
         gather = gather + np.where(mask, all_gather, 0.0)
-        layered = fsdp_exposed_s(cluster, eff, stack, (group, stride, params), layer_work)
+        layered = fsdp_exposed_s(
+            cluster, eff, stack, (group, stride, params), layer_work, (rep, rep_stride)
+        )
         fsdp = fsdp + np.where(mask, micro_batches * layered, 0.0)
     buckets = float(stack.grad_buckets)
 
@@ -80,6 +92,7 @@ def fsdp_exposed_s(
     stack: Stack,
     group: tuple[FloatArray, FloatArray, FloatArray],
     layer_work: tuple[FloatArray, FloatArray, FloatArray],
+    replicas: tuple[FloatArray, FloatArray] | None = None,
 ) -> FloatArray:
     """Exposed ZeRO-3 / FSDP communication of one micro-batch on one stage.
 
@@ -90,7 +103,10 @@ def fsdp_exposed_s(
     pass. Prefetch issues layer i+1's gather while layer i computes (``fsdp_prefetch_layers``
     ahead), so per layer only what exceeds that compute shows, and the first gather and the
     last reduce-scatter of a pass are never hidden:
-    exposed = c_f + L max(0, c_f - k t_f) + c_b + r + L max(0, c_b + r - k t_b)."""
+    exposed = c_f + L max(0, c_f - k t_f) + c_b + r + L max(0, c_b + r - k t_b).
+    ``Stack.zero3_gathers_per_micro_batch`` = 1 keeps the forward's parameters for the backward
+    (c_b = 0); hybrid sharding adds each layer's all-reduce of its gradient shard over the
+    ``replicas`` (count, stride) to r (FSDP HYBRID_SHARD)."""
     n, stride, params = group
     layers, t_fwd, t_bwd = layer_work
     per_layer = params / np.maximum(layers, 1.0)
@@ -98,14 +114,33 @@ def fsdp_exposed_s(
     scatter = coll.reduce_scatter_time_s(
         cluster, eff, n, stride, per_layer * stack.grad_reduce_bytes
     )
+    if replicas is not None:
+        rep, rep_stride = replicas
+        shard_grads = per_layer * stack.grad_reduce_bytes / n
+        across = coll.allreduce_time_s(cluster, eff, rep, rep_stride, shard_grads)
+        scatter = scatter + np.where(rep > 1, across, 0.0)
+    regather = gather * (stack.zero3_gathers_per_micro_batch - 1.0)
     k = stack.fsdp_prefetch_layers
     f_layer, b_layer = t_fwd / np.maximum(layers, 1.0), t_bwd / np.maximum(layers, 1.0)
     fwd = gather + layers * np.maximum(gather - k * f_layer, 0.0)
-    bwd = gather + scatter + layers * np.maximum(gather + scatter - k * b_layer, 0.0)
-    total = layers * (2.0 * gather + scatter)
+    bwd = regather + scatter + layers * np.maximum(regather + scatter - k * b_layer, 0.0)
+    total = layers * (gather + regather + scatter)
     hidden = np.maximum(total - fwd - bwd, 0.0)
     result: FloatArray = fwd + bwd + eff.overlap_compute_slowdown_frac * hidden
     return result
+
+
+def shard_groups(p: PlanBatch, stack: Stack) -> tuple[FloatArray, FloatArray]:
+    """Data-parallel ranks one ZeRO shard group holds and the number of such groups (replicas).
+
+    ``Stack.zero_shard_ranks`` = 0 shards over all of DP x CP (one replica); n > 0 shards within
+    groups of n consecutive data-parallel ranks and replicates across them (PyTorch FSDP
+    HYBRID_SHARD, torchtitan's ``data_parallel_shard_degree``)."""
+    ranks = p.dp * p.cp
+    if stack.zero_shard_ranks <= 0:
+        return ranks, np.ones_like(ranks)
+    shard = np.minimum(ranks, float(stack.zero_shard_ranks))
+    return shard, ranks / shard
 
 
 def dp_overlap_windows(

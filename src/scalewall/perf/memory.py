@@ -17,6 +17,7 @@ from scalewall.perf.attention import (
 )
 from scalewall.perf.batch import RECOMPUTE, PlanBatch, is_fp8
 from scalewall.perf.compute import ACT_BYTES
+from scalewall.perf.data_parallel import shard_groups
 from scalewall.workload import counts
 
 FloatArray = NDArray[np.float64]
@@ -201,7 +202,7 @@ def memory_model(
     optimizer with BF16 weights and FP32 gradients: 6 + 12 / d bytes per parameter).
     Cheaper than the full step model: the search calls it to prune plans that do not fit.
     """
-    shard = p.dp * p.cp
+    shard, _ = shard_groups(p, stack)
     expert_shard = p.tp * p.cp * p.dp / (p.ep * p.etp)
     fp8 = is_fp8(p.precision)
     acts = stage_activations(model, p, stack, fp8)

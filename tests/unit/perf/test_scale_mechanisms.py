@@ -10,6 +10,7 @@ from scalewall.cluster import resolve_cluster
 from scalewall.perf import collectives as coll
 from scalewall.perf import data_parallel, step
 from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.perf.step import StepArrays
 
 
 def _cluster(gpus: int):  # type: ignore[no-untyped-def]
@@ -76,3 +77,51 @@ def test_ring_latency_of_a_small_all_gather_grows_with_every_rank() -> None:
     steps_128 = 112 * eff.ring_step_latency_scale_up_s + 15 * eff.ring_step_latency_scale_out_s
     assert small == pytest.approx(steps_128, rel=0.1)
     assert large / small == pytest.approx(4.0, rel=0.15)
+
+
+def _fsdp(stack: Stack, gpus: int = 512) -> StepArrays:
+    from scalewall.perf.batch import PlanBatch
+    from scalewall.plan.plan import ParallelPlan
+
+    model = catalog.model("llama2-7b")
+    plan = ParallelPlan(
+        tp=1,
+        pp=1,
+        dp=gpus,
+        micro_batch=2,
+        global_batch=2 * gpus,
+        seq_len=4096,
+        zero=3,
+        recompute="none",
+        sequence_parallel=False,
+    )
+    batch = PlanBatch.from_plans(model, [plan])
+    return step.step_model(model, _cluster(gpus), batch, Efficiency(), stack)
+
+
+def test_hybrid_sharding_keeps_per_layer_collectives_in_the_node() -> None:
+    """HYBRID_SHARD over 8 ranks: the optimizer state is 64x a full shard's over 512 ranks,
+    the per-layer gathers run over NVLink, and the gradient shards cross nodes once."""
+    from scalewall.stack import preset
+
+    full = _fsdp(preset("pytorch-fsdp-full-shard"))
+    hybrid = _fsdp(preset("pytorch-fsdp-hybrid-shard"))
+    ratio = hybrid.memory_bytes["optimizer_state"][0] / full.memory_bytes["optimizer_state"][0]
+    assert ratio == pytest.approx(512 / 8, rel=1e-9)
+    assert hybrid.breakdown_s["fsdp_comm"][0] < full.breakdown_s["fsdp_comm"][0]
+    # One replica is plain ZeRO-3: the hybrid stack on 8 GPUs equals the full shard.
+    small_full = _fsdp(preset("pytorch-fsdp-full-shard"), 8)
+    small_hybrid = _fsdp(preset("pytorch-fsdp-hybrid-shard"), 8)
+    assert small_hybrid.step_time_s[0] == small_full.step_time_s[0]
+
+
+def test_keeping_parameters_after_forward_saves_the_backward_gather() -> None:
+    import dataclasses
+
+    from scalewall.stack import preset
+
+    twice = preset("pytorch-fsdp-full-shard")
+    once = dataclasses.replace(twice, zero3_gathers_per_micro_batch=1.0)
+    slow, fast = _fsdp(twice, 64), _fsdp(once, 64)
+    assert fast.breakdown_s["fsdp_comm"][0] <= slow.breakdown_s["fsdp_comm"][0]
+    assert fast.step_time_s[0] <= slow.step_time_s[0]
