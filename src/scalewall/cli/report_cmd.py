@@ -11,13 +11,14 @@ from typing import Annotated
 
 import typer
 
-from scalewall.cli.common import JsonOpt
+from scalewall.cli.common import JsonOpt, StackSetOpt
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.errors import SpecError
 from scalewall.report import ClusterOption, Scenario, build_report, load_scenario
 from scalewall.report.content import content, summary_lines
 from scalewall.report.html import write_html
 from scalewall.report.strings import LANGUAGES
+from scalewall.stack import parse_assignments
 from scalewall.units import DAY_S
 
 
@@ -44,10 +45,15 @@ def _scenario(
     clusters: list[str],
     token_budget: float | None,
     target_days: float | None,
+    stack: str | None = None,
+    stack_set: list[str] | None = None,
 ) -> Scenario:
     base = load_scenario(scenario) if scenario else Scenario()
+    overrides = {**base.stack_overrides, **parse_assignments(stack_set or [])}
     return dataclasses.replace(
         base,
+        stack=stack or base.stack,
+        stack_overrides=overrides,
         model=model or base.model,
         options=tuple(parse_option(c) for c in clusters) if clusters else base.options,
         token_budget=base.token_budget if token_budget is None else token_budget,
@@ -70,6 +76,11 @@ def report_command(
     target_days: Annotated[
         float | None, typer.Option(help="Training time for the largest-model comparison.")
     ] = None,
+    stack: Annotated[
+        str | None,
+        typer.Option("--stack", help="Software stack id or alias (default: the scenario's)."),
+    ] = None,
+    stack_set: StackSetOpt = None,
     lang: Annotated[str, typer.Option(help=f"Language: {', '.join(LANGUAGES)}.")] = "en",
     out: Annotated[Path, typer.Option("--out", "-o", help="HTML file to write.")] = Path(
         "report.html"
@@ -82,7 +93,7 @@ def report_command(
     Llama-3-70B on 512 vs 16,384 H100."""
     if lang not in LANGUAGES:
         raise SpecError("lang", lang, f"valid: {', '.join(LANGUAGES)}")
-    spec = _scenario(scenario, model, cluster or [], token_budget, target_days)
+    spec = _scenario(scenario, model, cluster or [], token_budget, target_days, stack, stack_set)
     with err_console.status("building the report", spinner="dots") if not as_json else _null():
         report = build_report(spec)
     command = "scalewall " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else ""

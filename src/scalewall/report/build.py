@@ -27,6 +27,7 @@ from scalewall.cost import (
     training_cost,
 )
 from scalewall.errors import ScalewallError
+from scalewall.perf.assumptions import Stack
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
 from scalewall.reliability import GoodputResult, goodput, spares_table
@@ -34,6 +35,7 @@ from scalewall.reliability.adapter import goodput_inputs
 from scalewall.report.advice import growth_path, scheduling_needs, spares_needed
 from scalewall.report.scenario import SWEEP_HEADROOM, ClusterOption, Scenario
 from scalewall.search import search
+from scalewall.stack import resolve_stack
 from scalewall.sweep import (
     DEFAULT_KNEE_THRESHOLD,
     ClusterDesign,
@@ -64,6 +66,7 @@ class _Context:
     scenario: Scenario
     model: ModelSpec
     prices: PriceBook
+    stack: Stack
 
 
 def build_report(scenario: Scenario | None = None) -> Report:
@@ -73,6 +76,7 @@ def build_report(scenario: Scenario | None = None) -> Report:
         scenario=scenario,
         model=model_from_args(scenario.model),
         prices=load_prices(list(scenario.prices)),
+        stack=resolve_stack(scenario.stack, scenario.stack_overrides, where="scenario"),
     )
     largest = scenario.largest
     options = [_option_data(ctx, o, growth=o is largest) for o in scenario.options]
@@ -155,6 +159,7 @@ def _sweep(
         global_batch_tokens=ctx.scenario.global_batch_tokens,
         token_budget=ctx.scenario.token_budget,
         executor=SerialExecutor(),
+        stack=ctx.stack,
     )
     rows = []
     for row in result.rows:
@@ -233,7 +238,7 @@ def _tco(ctx: _Context, cluster: Cluster, row: dict[str, Any], goodput_frac: flo
 def _best(
     ctx: _Context, cluster: Cluster, plan: ParallelPlan, row: dict[str, Any]
 ) -> dict[str, Any]:
-    est = estimate(ctx.model, cluster, plan)
+    est = estimate(ctx.model, cluster, plan, stack=ctx.stack)
     keep = ("plan", "step_time_s", "tokens_per_s", "mfu", "hfu", "limiter", "comm_tier")
     return {
         **{k: row[k] for k in keep},
@@ -299,6 +304,7 @@ def _candidate(ctx: _Context, spec: ModelSpec, cluster: Cluster) -> dict[str, An
             global_batch_tokens=ctx.scenario.global_batch_tokens,
             token_budget=ctx.scenario.token_budget,
             top_k=1,
+            stack=ctx.stack,
         )
     except ScalewallError as exc:
         return {**entry, "reason": str(exc)}

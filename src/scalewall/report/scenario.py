@@ -39,6 +39,7 @@ from typing import Any
 
 from scalewall.catalog.loader import build, load_toml
 from scalewall.errors import SpecError
+from scalewall.stack import DEFAULT_STACK, resolve_stack
 from scalewall.units import DAY_S
 
 DEFAULT_SIZES: tuple[int, ...] = tuple(2**k for k in range(6, 17))
@@ -95,6 +96,11 @@ class Scenario:
     storage: str = "parallel-fs"
     failure_rates: str = "llama3-h100"
     facility: str = "owned"
+    stack: str = DEFAULT_STACK
+    """The software stack every sweep, search and estimate of the report runs on (a catalog id
+    or alias, ``scalewall catalog stacks``)."""
+    stack_overrides: dict[str, bool | int | float | str] = field(default_factory=dict)
+    """Stack fields the scenario changes (as ``--stack-set``)."""
     prices: tuple[Path, ...] = ()
     source: str = field(default="built-in", compare=False)
     """Where the scenario came from (a file path, or ``built-in``)."""
@@ -111,6 +117,7 @@ class Scenario:
                 raise SpecError(name, list(values), "a list of positive GPU counts")
         if self.facility not in ("owned", "colocation"):
             raise SpecError("facility", self.facility, "valid: owned, colocation")
+        resolve_stack(self.stack, self.stack_overrides, where="scenario")
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
@@ -144,6 +151,8 @@ class _ScenarioFile:
     storage: str = "parallel-fs"
     failure_rates: str = "llama3-h100"
     facility: str = "owned"
+    stack: str = DEFAULT_STACK
+    stack_overrides: dict[str, bool | int | float | str] = field(default_factory=dict)
     prices: list[str] = field(default_factory=list)
 
 
@@ -173,6 +182,8 @@ def load_scenario(path: Path) -> Scenario:
             sizes=tuple(raw.sizes),
             growth=tuple(raw.growth),
             global_batch_tokens=raw.global_batch_tokens,
+            stack=raw.stack,
+            stack_overrides=dict(raw.stack_overrides),
             storage=raw.storage,
             failure_rates=raw.failure_rates,
             facility=raw.facility,

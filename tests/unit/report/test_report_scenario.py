@@ -43,6 +43,15 @@ def test_documented_format_loads(tmp_path: Path) -> None:
     assert sc.source.endswith("scenario.toml")
 
 
+def test_a_scenario_names_its_stack(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        'model = "llama3-70b"',
+        'model = "llama3-70b"\nstack = "fsdp"\nstack_overrides = { grad_reduce_bytes = 2.0 }',
+    )
+    sc = load_scenario(_write(tmp_path, text))
+    assert sc.stack == "fsdp" and sc.stack_overrides == {"grad_reduce_bytes": 2.0}
+
+
 def test_default_scenario_is_512_against_16384_h100() -> None:
     sc = Scenario()
     assert [o.gpus for o in sc.options] == [512, 16384]
@@ -60,6 +69,14 @@ def test_default_scenario_is_512_against_16384_h100() -> None:
         (GOOD.replace("token_budget = 1e12", "token_budget = -1"), "token_budget=-1"),
         (GOOD + "facility = 'moon'\n", "facility='moon'"),
         ("[[options]\n", "not valid TOML"),
+        (GOOD.replace('model = "llama3-70b"', 'model = "llama3-70b"\nstack = "nope"'), "stack"),
+        (
+            GOOD.replace(
+                'model = "llama3-70b"',
+                'model = "llama3-70b"\nstack_overrides = { tp_comm_overlap_frac = 2.0 }',
+            ),
+            "tp_comm_overlap_frac",
+        ),
     ],
 )
 def test_mistakes_are_one_line_errors(tmp_path: Path, text: str, match: str) -> None:
