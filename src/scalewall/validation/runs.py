@@ -95,6 +95,7 @@ class Case:
             "vtrain_multi",
             "frontier",
             "megascale",
+            "llmfoundry",
         ):
             if self.id.startswith(prefix):
                 return prefix
@@ -110,6 +111,11 @@ def scaling_runs_path() -> Path:
     """Published scaling series (one model and plan over many cluster sizes) shipped in the
     package."""
     return Path(str(resources.files("scalewall.validation") / "data" / "scaling_runs.json"))
+
+
+def fsdp_runs_path() -> Path:
+    """Published PyTorch FSDP runs (MosaicML LLM Foundry's H100 table) shipped in the package."""
+    return Path(str(resources.files("scalewall.validation") / "data" / "fsdp_runs.json"))
 
 
 def frontier_runs_path() -> Path:
@@ -281,8 +287,8 @@ class RunsFile:
 
 def read_runs(path: Path | None = None) -> list[Case]:
     """Read a ``scalewall-runs/1`` file (default: the files shipped with scalewall, the
-    published runs, the frontier runs and the scaling series); raises on the first malformed
-    case."""
+    published runs, the frontier runs, the scaling series and the FSDP runs); raises on the
+    first malformed case."""
     runs = read_runs_file(path)
     if runs.errors:
         first = runs.errors[0]
@@ -294,7 +300,7 @@ def read_runs_file(path: Path | None = None) -> RunsFile:
     """Read a ``scalewall-runs/1`` file case by case: a malformed case is one error, the others
     are read. Raises ScalewallError only when the file itself cannot be used."""
     if path is None:
-        paths = (default_runs_path(), frontier_runs_path(), scaling_runs_path())
+        paths = (default_runs_path(), frontier_runs_path(), scaling_runs_path(), fsdp_runs_path())
         files = [_read_file(p) for p in paths]
         return RunsFile(
             cases=[c for f in files for c in f.cases], errors=[e for f in files for e in f.errors]
