@@ -353,8 +353,13 @@ def validate_cases(
     for case in cases:
         try:
             pred = predict_case(case, eff)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, ArithmeticError) as exc:
+            # A shape or plan the model cannot evaluate (a zero dimension, say) is that case's
+            # error; the others still run.
             errors.append(CaseMessage(id=case.id, text=_one_line(exc)))
+            continue
+        if not all(np.isfinite(v) for v in pred.row.values()):
+            errors.append(CaseMessage(id=case.id, text="the prediction is not finite"))
             continue
         comparisons.extend(compare(pred))
         warnings.extend(unknown_published(case))
