@@ -184,3 +184,27 @@ def test_an_unreadable_config_json_is_that_cases_error(tmp_path: Path) -> None:
     path.write_text(json.dumps({"format": "scalewall-runs/1", "cases": [case]}))
     runs = read_runs_file(path)
     assert len(runs.errors) == 1 and "config_json" in runs.errors[0].text
+
+
+def test_no_mutated_case_escapes_as_an_exception(tmp_path: Path) -> None:
+    """Cases with fields replaced by zeros, negatives, nulls, strings, lists or huge numbers
+    are read and predicted or become error lines; none raises."""
+    import random
+
+    from scalewall.validation.harness import validate_cases as run
+
+    cases = json.loads(frontier_runs_path().read_text())["cases"][:4]
+    cases += json.loads(default_runs_path().read_text())["cases"][:4]
+    values: list[Any] = [0, -1, None, "x", 1e30, 2.5, [], {}, True, 61]
+    rng = random.Random(7)
+    path = tmp_path / "runs.json"
+    for _ in range(120):
+        case = copy.deepcopy(rng.choice(cases))
+        for _ in range(rng.randint(1, 3)):
+            section = case[rng.choice(["model", "training", "plan", "hardware", "published"])]
+            key = rng.choice(sorted(section))
+            section[key] = rng.choice(values)
+        path.write_text(json.dumps({"format": FORMAT, "cases": [case]}))
+        runs = read_runs_file(path)
+        report = run(runs.cases, read_errors=runs.errors)
+        assert len(report.errors) + len({c.id for c in report.comparisons}) <= 1
