@@ -87,6 +87,10 @@ def pipeline_layout(model: ModelSpec, plan: ParallelPlan) -> tuple[int, ...]:
     may differ by a layer, as a ``pipeline_model_parallel_layout`` can place them, the heavier
     ones in the middle (the first stage holds the embedding, the last the output layer)."""
     layers, pp = model.layers, plan.pp
+    if pp < 1:
+        raise SpecError("pp", pp, "a positive number of pipeline stages")
+    if layers < 1:
+        raise SpecError("layers", layers, "a positive number of layers")
     first, last = plan.first_stage_layers or 0, plan.last_stage_layers or 0
     if pp == 1:
         return (layers,)

@@ -198,7 +198,7 @@ def test_no_mutated_case_escapes_as_an_exception(tmp_path: Path) -> None:
     values: list[Any] = [0, -1, None, "x", 1e30, 2.5, [], {}, True, 61]
     rng = random.Random(7)
     path = tmp_path / "runs.json"
-    for _ in range(120):
+    for _ in range(150):
         case = copy.deepcopy(rng.choice(cases))
         for _ in range(rng.randint(1, 3)):
             section = case[rng.choice(["model", "training", "plan", "hardware", "published"])]
