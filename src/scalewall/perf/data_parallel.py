@@ -41,7 +41,8 @@ def dp_times(
     if has_experts:
         groups.append((expert_group, p.ep * p.etp, expert))
     t_fwd, _ = windows
-    one = np.ones_like(t_fwd)
+    one, zero = np.ones_like(t_fwd), np.zeros_like(t_fwd)
+    any_zero3 = bool(np.any(p.zero >= 3))
     grad = np.zeros_like(t_fwd)
     gather = np.zeros_like(t_fwd)
     fsdp = np.zeros_like(t_fwd)
@@ -57,15 +58,24 @@ def dp_times(
         # Hybrid sharding: the shards' gradients are all-reduced over the replicas, shard ranks
         # apart; 1 replica (plain ZeRO) costs nothing.
         rep, rep_stride = (replicas, p.tp * shard) if index == 0 else (one, one)
-        across = coll.allreduce_time_s(cluster, eff, rep, rep_stride, grads / group)
-        across = np.where(rep > 1, across, 0.0)
+        hybrid = index == 0 and stack.zero_shard_ranks > 0
+        across = zero
+        if hybrid:
+            across = coll.allreduce_time_s(cluster, eff, rep, rep_stride, grads / group)
+            across = np.where(rep > 1, across, 0.0)
         reduce = np.where(p.zero >= 1, reduce_scatter + across, allreduce)
         grad = grad + np.where(mask, reduce, 0.0)
         gather = gather + np.where(mask, all_gather, 0.0)
-        layered = fsdp_exposed_s(
-            cluster, eff, stack, (group, stride, params), layer_work, (rep, rep_stride)
-        )
-        fsdp = fsdp + np.where(mask, micro_batches * layered, 0.0)
+        if any_zero3:
+            layered = fsdp_exposed_s(
+                cluster,
+                eff,
+                stack,
+                (group, stride, params),
+                layer_work,
+                (rep, rep_stride) if hybrid else None,
+            )
+            fsdp = fsdp + np.where(mask, micro_batches * layered, 0.0)
     buckets = float(stack.grad_buckets)
 
     def exposed(comm: FloatArray, window: FloatArray, overlapped: bool) -> FloatArray:
