@@ -38,7 +38,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from scalewall.calibrate.fit import FitResult
-from scalewall.calibrate.parameters import CLOCK, apply, clock_name, is_clock, parameter
+from scalewall.calibrate.parameters import (
+    CLOCK,
+    CLOCK_PREFIX,
+    apply,
+    clock_name,
+    is_clock,
+    parameter,
+)
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Efficiency
 from scalewall.plan.topology import Cluster
@@ -84,6 +91,15 @@ class Calibration:
             {k: v for k, v in self.values.items() if not is_clock(k)}, base or Efficiency()
         )
         return eff
+
+    def clocks(self) -> dict[str, float]:
+        """Accelerator id -> fitted ``training_clock_frac`` (what ``predict_case`` takes)."""
+        out = {k.removeprefix(CLOCK_PREFIX): v for k, v in self.values.items() if is_clock(k)}
+        if CLOCK in out:
+            value = out.pop(CLOCK)
+            if self.accelerator:
+                out[self.accelerator] = value
+        return out
 
     def apply_cluster(self, cluster: Cluster) -> Cluster:
         """``cluster`` with the fitted clock, when one was fitted for its accelerator (the

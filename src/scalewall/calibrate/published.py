@@ -19,18 +19,31 @@ about the fit, not about that history.
 
 from __future__ import annotations
 
+import hashlib
+import platform
+import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from importlib import resources
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy
 
 from scalewall.calibrate.fit import FitResult, fit
 from scalewall.calibrate.observations import from_cases
-from scalewall.calibrate.parameters import CLOCK_PREFIX, PARAMETERS, clock_name, is_clock
+from scalewall.calibrate.parameters import CLOCK_PREFIX, PARAMETERS, apply, clock_name
+from scalewall.errors import SpecError
 from scalewall.perf.assumptions import Efficiency
 from scalewall.validation.harness import ValidationReport, validate_cases
-from scalewall.validation.runs import Case
+from scalewall.validation.runs import (
+    Case,
+    default_runs_path,
+    frontier_runs_path,
+    scaling_runs_path,
+)
 
 FITTED = (
     "gemm_sustained_ratio",
@@ -68,6 +81,47 @@ and each solver iteration is a pass over every run."""
 ProgressFn = Callable[[str], None]
 
 
+def shipped_runs_paths() -> tuple[Path, ...]:
+    """The ``scalewall-runs/1`` files shipped in the package, in ``read_runs``'s order."""
+    return (default_runs_path(), frontier_runs_path(), scaling_runs_path())
+
+
+def shipped_profile_path() -> Path:
+    """The profile ``scalewall fit`` wrote over the shipped runs (the shipped defaults)."""
+    return Path(str(resources.files("scalewall.calibrate") / "data" / "defaults.toml"))
+
+
+def _shown_path(path: Path) -> str:
+    """A path inside the package as ``scalewall/...`` (the same on every machine)."""
+    root = Path(str(resources.files("scalewall"))).resolve()
+    try:
+        return str(Path("scalewall") / path.resolve().relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def provenance(paths: Sequence[Path], cases: Sequence[Case]) -> dict[str, Any]:
+    """Versions, the command and each input's path, sha256 and number of runs."""
+    inputs = [
+        {
+            "path": _shown_path(p),
+            "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+            "kind": "runs",
+        }
+        for p in paths
+    ]
+    return {
+        "scalewall": version("scalewall"),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "command": " ".join(["scalewall", *sys.argv[1:]]) if sys.argv else "",
+        "cases": len(cases),
+        "inputs": inputs,
+        "fixed": FIXED,
+    }
+
+
 def published_params(cases: Sequence[Case]) -> tuple[str, ...]:
     """``FITTED`` and the clock of every accelerator the cases ran on but the reference."""
     accs = sorted({str(c.hardware["gpu"]) for c in cases} - set(CLOCK_REFERENCE))
@@ -89,8 +143,8 @@ def fit_published(cases: Sequence[Case], base: Efficiency | None = None) -> FitR
 
 def fitted_efficiency(values: Mapping[str, float], base: Efficiency | None = None) -> Efficiency:
     """``base`` with the fitted Efficiency fields of ``values`` put in."""
-    fields = {k: v for k, v in values.items() if not is_clock(k)}
-    return replace(base or Efficiency(), **fields)
+    eff, _ = apply(values, base or Efficiency())
+    return eff
 
 
 def fitted_clocks(values: Mapping[str, float]) -> dict[str, float]:
@@ -201,13 +255,13 @@ def cross_validate(
     progress: ProgressFn | None = None,
 ) -> CrossValidation:
     """Leave each group of ``holdout`` (default: every ``Case.group``) out, refit on the others
-    and predict it. A group name that no case has raises ``ValueError``."""
+    and predict it. A group name that no case has raises ``SpecError``."""
     base = base or Efficiency()
     names = sorted({c.group for c in cases})
     chosen = list(holdout) if holdout else names
     for g in chosen:
         if g not in names:
-            raise ValueError(f"--holdout: no group {g!r}; groups: {', '.join(names)}")
+            raise SpecError("--holdout", g, f"a group of the cases: {', '.join(names)}")
     step = progress or (lambda _: None)
     step("fit on every group")
     full = fit_published(cases, base)
