@@ -86,7 +86,8 @@ def test_held_out_values_do_not_move_their_prediction(
         dataclasses.replace(
             c,
             published={
-                k: (2.0 * v if isinstance(v, float) else v) for k, v in c.published.items()
+                k: (2.0 * v if isinstance(v, int | float) and not isinstance(v, bool) else v)
+                for k, v in c.published.items()
             },
         )
         if c.group == "llama3"
@@ -136,3 +137,37 @@ def test_shipped_profile_is_reproduced_by_a_refit(shipped: Calibration) -> None:
         # A tenth of the constant's standard error: solver tolerance and platform rounding
         # move a refit far less, a changed run or model moves it more.
         assert abs(value - shipped.values[name]) <= 0.1 * se[name], name
+
+
+DIFFERS = {
+    "host_op_s": "fitted 5.196e-05 s (s.e. 1.05e-06) vs default 5.0e-05 s",
+    "training_clock_frac:h100-sxm-80gb": "fitted 0.845 (s.e. 0.015) vs catalog 0.79",
+    "training_clock_frac:b200": "fitted 0.737 (s.e. 0.017) vs catalog 0.79",
+    "training_clock_frac:gb200": "fitted 0.753 (s.e. 0.022) vs catalog 0.79",
+}
+"""Shipped constants the fit puts more than one standard error from the value the step model
+uses today (``Efficiency()`` and the catalog clocks): the step model's defaults are to be
+replaced by the profile's values."""
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(reason=DIFFERS[n], strict=True))
+        if n in DIFFERS
+        else n
+        for n in published_params(read_runs())
+    ],
+)
+def test_shipped_profile_equals_the_model_defaults(shipped: Calibration, name: str) -> None:
+    if name.startswith("training_clock_frac:"):
+        from scalewall import catalog
+
+        default = catalog.accelerator(name.split(":", 1)[1]).training_clock_frac
+    else:
+        default = float(getattr(Efficiency(), name))
+    # Within one standard error of the fit: the data cannot tell the two apart.
+    assert abs(shipped.values[name] - default) <= shipped.standard_errors[name], (
+        f"{name}: fitted {shipped.values[name]:.4g} (s.e. {shipped.standard_errors[name]:.2g}),"
+        f" default {default:.4g}"
+    )
