@@ -33,10 +33,11 @@ import numpy as np
 import scipy
 
 from scalewall.calibrate.fit import FitResult, fit
-from scalewall.calibrate.observations import from_cases
+from scalewall.calibrate.observations import from_cases, step_metric
 from scalewall.calibrate.parameters import CLOCK_PREFIX, PARAMETERS, apply, clock_name
 from scalewall.errors import SpecError
 from scalewall.perf.assumptions import Efficiency
+from scalewall.validation.error_bars import ErrorGroup, generation
 from scalewall.validation.harness import ValidationReport, validate_cases
 from scalewall.validation.runs import (
     Case,
@@ -228,6 +229,34 @@ class CrossValidation:
                 for f in self.folds
             },
         }
+
+
+def out_of_sample_groups(cv: CrossValidation, cases: Sequence[Case]) -> dict[str, ErrorGroup]:
+    """Per held-out group, the step-time log errors of its runs out of sample (a run's first
+    published step metric; a rate's error is the step time's with the sign turned) and what
+    its runs were: what ``validation.error_bars`` draws uncalibrated intervals from."""
+    by_id = {c.id: c for c in cases}
+    out = {}
+    for fold in cv.folds:
+        members = [c for c in cases if c.group == fold.group]
+        errors = []
+        for comp in fold.report.comparisons:
+            metric = step_metric(by_id[comp.id])
+            if comp.metric != metric:
+                continue
+            log_error = float(np.log(comp.predicted / comp.published))
+            errors.append(log_error if metric == "step_time_s" else -log_error)
+        gpus = [int(c.hardware["gpus"]) for c in members]
+        out[fold.group] = ErrorGroup(
+            name=fold.group,
+            stacks=tuple(sorted({c.stack.id for c in members})),
+            generations=tuple(sorted({generation(str(c.hardware["gpu"])) for c in members})),
+            moe=tuple(sorted({c.model.routed_experts > 0 for c in members})),
+            gpus_min=min(gpus),
+            gpus_max=max(gpus),
+            step_log_errors=tuple(errors),
+        )
+    return out
 
 
 def _timed(report: ValidationReport, groups: set[str]) -> list[Any]:

@@ -39,6 +39,14 @@ def validate_command(
         list[str] | None,
         typer.Option("--holdout", help="Hold out only this group (repeatable); implies --cv."),
     ] = None,
+    write_errors: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-errors",
+            help="With --cv: write each group's out-of-sample step-time errors (the file "
+            "estimate draws uncalibrated intervals from).",
+        ),
+    ] = None,
     calibration: Annotated[
         Path | None,
         typer.Option("--calibration", help="Predict with this calibration profile (TOML)."),
@@ -54,7 +62,7 @@ def validate_command(
     if cv or holdout:
         if calibration is not None:
             raise SpecError("--calibration", str(calibration), "not with --cv or --holdout")
-        _cross_validate(runs.cases, holdout or None, as_json)
+        _cross_validate(runs.cases, holdout or None, as_json, write_errors)
         return
     if calibration is not None:
         _check_calibration(runs.cases, calibration, as_json)
@@ -127,8 +135,13 @@ def _check_calibration(cases: list[Case], path: Path, as_json: bool) -> None:
     console.print(f"predicted with calibration {path}", markup=False)
 
 
-def _cross_validate(cases: list[Case], holdout: list[str] | None, as_json: bool) -> None:
-    from scalewall.calibrate.published import cross_validate
+def _cross_validate(
+    cases: list[Case], holdout: list[str] | None, as_json: bool, write_errors: Path | None
+) -> None:
+    import sys
+
+    from scalewall.calibrate.published import cross_validate, out_of_sample_groups
+    from scalewall.validation.error_bars import write_groups
 
     groups = sorted(set(holdout) if holdout else {c.group for c in cases})
     with Progress(console=console, transient=True, disable=as_json) as bar:
@@ -139,6 +152,9 @@ def _cross_validate(cases: list[Case], holdout: list[str] | None, as_json: bool)
 
         result = cross_validate(cases, holdout=holdout, progress=step)
         bar.update(task, completed=len(groups) + 1)
+    if write_errors is not None:
+        command = " ".join(["scalewall", *sys.argv[1:]])
+        write_groups(out_of_sample_groups(result, cases), write_errors, command)
     if as_json:
         print_json(result.to_dict())
         return
