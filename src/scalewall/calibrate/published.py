@@ -249,7 +249,7 @@ def out_of_sample_groups(cv: CrossValidation, cases: Sequence[Case]) -> dict[str
         gpus = [int(c.hardware["gpus"]) for c in members]
         out[fold.group] = ErrorGroup(
             name=fold.group,
-            stacks=tuple(sorted({c.stack.id for c in members})),
+            stacks=tuple(sorted({c.stack.id.split("+", 1)[0] for c in members})),
             generations=tuple(sorted({generation(str(c.hardware["gpu"])) for c in members})),
             moe=tuple(sorted({c.model.routed_experts > 0 for c in members})),
             gpus_min=min(gpus),

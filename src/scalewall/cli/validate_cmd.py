@@ -164,12 +164,12 @@ def _cross_validate(
 def print_cross_validation(result: CrossValidation) -> None:
     table = Table(
         "held-out group",
-        "metrics",
-        "MAPE, defaults",
-        "in-sample MAPE",
-        "out-of-sample MAPE",
-        "out-of-sample worst",
-        title="Leave one source group out (refit without it, predict it)",
+        "n",
+        "defaults",
+        "in-sample",
+        "out-of-sample",
+        "worst out",
+        title="MAPE, leaving one source group out (refit without it, predict it)",
     )
     for name, g in result.groups().items():
         table.add_row(
@@ -191,8 +191,9 @@ def print_cross_validation(result: CrossValidation) -> None:
     )
     console.print(table)
     console.print(
-        "in-sample: fitted on every group; out-of-sample: fitted without the group "
-        "(the error to expect on runs not in the files); defaults: the shipped constants",
+        "n: metrics compared; defaults: the constants the model uses today; in-sample: fitted "
+        "on every group; out-of-sample: fitted without the group (the error to expect on runs "
+        "not in the files); worst out: the largest out-of-sample |error|",
         markup=False,
     )
 
