@@ -190,6 +190,13 @@ def print_cross_validation(result: CrossValidation) -> None:
         "",
     )
     console.print(table)
+    fit = result.full_fit
+    constants = Table("constant", "default", "fitted on every group", "std. error")
+    for n in fit.names:
+        constants.add_row(
+            n, f"{fit.defaults[n]:.4g}", f"{fit.values[n]:.4g}", f"{fit.standard_errors[n]:.2g}"
+        )
+    console.print(constants)
     console.print(
         "n: metrics compared; defaults: the constants the model uses today; in-sample: fitted "
         "on every group; out-of-sample: fitted without the group (the error to expect on runs "
