@@ -14,6 +14,7 @@ from scalewall.perf.step import step_model
 from scalewall.plan.plan import ParallelPlan, validate
 from scalewall.plan.topology import Cluster
 from scalewall.stack import StackSpec, resolve_stack
+from scalewall.validation.error_bars import validation_interval
 from scalewall.workload.user import model_from_args
 
 
@@ -41,6 +42,12 @@ class StepEstimate:
     """Seconds per step by part; the parts add up to ``step_time_s``."""
     stack: str = ""
     """The software stack's catalog id (``<id>+overrides`` when fields were overridden)."""
+    step_time_interval_s: tuple[float, float] | None = None
+    """90% prediction interval of the step time: without calibration, from the out-of-sample
+    errors of the closest validation group (``validation.error_bars``); None where no
+    validation group has errors."""
+    interval_basis: str = ""
+    """Where ``step_time_interval_s`` comes from."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -74,11 +81,19 @@ def estimate(
     validate(model, plan, cluster.num_gpus)
     batch = PlanBatch.from_plans(model, [plan])
     out = step_model(model, cluster, batch, efficiency or Efficiency(), resolved_stack)
+    step_time_s = float(out.step_time_s[0])
+    band = validation_interval(
+        step_time_s,
+        stack=resolved_stack.id,
+        accelerator=cluster.accelerator.id,
+        moe=model.routed_experts > 0,
+        gpus=cluster.num_gpus,
+    )
     return StepEstimate(
         model=model.id,
         cluster=cluster.name,
         plan=plan,
-        step_time_s=float(out.step_time_s[0]),
+        step_time_s=step_time_s,
         tokens_per_s=float(out.tokens_per_s[0]),
         mfu=float(out.mfu[0]),
         hfu=float(out.hfu[0]),
@@ -90,4 +105,6 @@ def estimate(
         hbm_bytes=cluster.accelerator.hbm_capacity_bytes,
         breakdown={k: float(v[0]) for k, v in out.breakdown_s.items()},
         stack=resolved_stack.id,
+        step_time_interval_s=band.step_time_interval_s,
+        interval_basis=band.basis,
     )

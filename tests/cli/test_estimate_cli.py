@@ -158,3 +158,28 @@ def test_validate_rejects_unknown_format(tmp_path: Path) -> None:
     result = cli("validate", "--cases", str(path))
     assert result.returncode == 2
     assert "format" in result.stderr
+
+
+def test_estimate_json_has_an_interval_without_calibration() -> None:
+    result = cli(
+        "estimate",
+        "--model",
+        "llama3-8b",
+        "--gpu",
+        "h100-sxm-80gb",
+        "--gpus",
+        "64",
+        "--tp",
+        "2",
+        "--pp",
+        "1",
+        "--global-batch",
+        "256",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    low, high = data["step_time_interval_s"]
+    assert 0 < low < high
+    assert data["interval_level"] == 0.9
+    assert "out-of-sample errors of validation group" in data["interval_basis"]

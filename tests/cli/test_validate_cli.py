@@ -53,3 +53,50 @@ def test_validate_non_json_file_exits_2(tmp_path: Path, run_cli: Callable[..., A
     assert "Traceback" not in result.stdout + result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert "not valid JSON" in result.stderr
+
+
+def _small_runs(tmp_path: Path) -> Path:
+    """The Llama 3 and Megatron-Core H100 runs of the shipped file: two groups, 12 runs."""
+    from scalewall.validation.runs import default_runs_path
+
+    cases = json.loads(default_runs_path().read_text())["cases"]
+    keep = [c for c in cases if c["id"].startswith(("llama3", "megatron_core_h100"))]
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps({"format": FORMAT, "cases": keep}))
+    return path
+
+
+def test_validate_cv_json_has_both_errors(tmp_path: Path, run_cli: Callable[..., Any]) -> None:
+    path = _small_runs(tmp_path)
+    errors = tmp_path / "errors.json"
+    result = run_cli(
+        "validate", "--cases", str(path), "--cv", "source", "--json", "--write-errors", str(errors)
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data["groups"]) == {"llama3", "megatron_core_h100"}
+    for g in data["groups"].values():
+        assert {"in_sample_mape", "out_of_sample_mape", "defaults_mape"} <= set(g)
+    assert data["overall"]["metrics"] > 0
+    written = json.loads(errors.read_text())
+    assert set(written["groups"]) == {"llama3", "megatron_core_h100"}
+
+
+def test_validate_unknown_holdout_is_one_line(tmp_path: Path, run_cli: Callable[..., Any]) -> None:
+    result = run_cli("validate", "--cases", str(_small_runs(tmp_path)), "--holdout", "nope")
+    assert result.returncode == 2
+    assert "holdout" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_validate_with_a_calibration(tmp_path: Path, run_cli: Callable[..., Any]) -> None:
+    from scalewall.calibrate.published import shipped_profile_path
+
+    path = _small_runs(tmp_path)
+    result = run_cli(
+        "validate", "--cases", str(path), "--calibration", str(shipped_profile_path()), "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data["defaults_groups"]) == set(data["groups"]) == {"llama3", "megatron_core_h100"}
+    # The shipped profile's H100 clock differs from the catalog's: the predictions move.
+    assert data["groups"]["llama3"]["mape"] != data["defaults_groups"]["llama3"]["mape"]

@@ -36,7 +36,13 @@ from scipy import optimize
 
 from scalewall import catalog
 from scalewall.calibrate.observations import Collected, Observations
-from scalewall.calibrate.parameters import BY_KIND, CLOCK, PARAMETERS, check_names
+from scalewall.calibrate.parameters import (
+    BY_KIND,
+    CLOCK,
+    check_names,
+    default_value,
+    parameter,
+)
 from scalewall.errors import ScalewallError
 from scalewall.perf.assumptions import Efficiency
 
@@ -148,11 +154,19 @@ class _Problem:
         self.rows: BoolArray = np.ones(len(self.kinds), dtype=np.bool_)
         """Rows that enter the fit (a validation fold leaves some out)."""
         self.center = np.array([center[n] for n in self.names])
-        self.prior_sd = np.array([PRIOR_WIDTH * PARAMETERS[n].scale for n in self.names])
+        self.prior_sd = np.array([PRIOR_WIDTH * parameter(n).scale for n in self.names])
+        self._memo: dict[bytes, FloatArray] = {}
+        self.tol = FIT_TOL
+        """Relative tolerance of a solve (``FIT_TOL`` unless the caller trades it for time)."""
 
     def predict(self, x: FloatArray) -> FloatArray:
+        key = np.asarray(x, dtype=np.float64).tobytes()
+        if key in self._memo:  # the weights, the Huber step and the solver ask at the same x
+            return self._memo[key]
         values = {**self.fixed, **dict(zip(self.names, (float(v) for v in x), strict=True))}
-        return np.concatenate([s.predict(values, self.base) for s in self.sets])
+        out = np.concatenate([s.predict(values, self.base) for s in self.sets])
+        self._memo = {key: out}
+        return out
 
     def raw(self, x: FloatArray) -> FloatArray:
         """Log errors of every row (a non-finite prediction counts as a huge error)."""
@@ -172,24 +186,46 @@ class _Problem:
         result: FloatArray = np.concatenate([data, (x - self.center) / self.prior_sd])
         return result
 
+    def predict_points(self, points: FloatArray) -> FloatArray:
+        """Predictions at k points of the free parameters (rows of ``points``), shape (k, n):
+        each observation set evaluates all points at once where it can."""
+        k = points.shape[0]
+        values = {n: np.full(k, float(v)) for n, v in self.fixed.items()}
+        values |= {n: points[:, j] for j, n in enumerate(self.names)}
+        return np.hstack([s.predictions(values, self.base) for s in self.sets])
+
     def jacobian(self, x: FloatArray) -> FloatArray:
-        """Central differences of the scaled errors of every row (one-sided at a bound)."""
-        cols = []
-        for j, name in enumerate(self.names):
-            p = PARAMETERS[name]
-            h = 1e-3 * p.scale
-            up, down = x.copy(), x.copy()
-            up[j] = min(x[j] + h, p.upper)
-            down[j] = max(x[j] - h, p.lower)
-            cols.append((self.scaled(up) - self.scaled(down)) / (up[j] - down[j]))
-        return np.column_stack(cols) if cols else np.zeros((len(self.kinds), 0))
+        """Central differences of the scaled errors of every row (one-sided at a bound), all
+        2p points in one evaluation."""
+        p = len(self.names)
+        if not p:
+            return np.zeros((len(self.kinds), 0))
+        lower = np.array([parameter(n).lower for n in self.names])
+        upper = np.array([parameter(n).upper for n in self.names])
+        h = 1e-3 * np.array([parameter(n).scale for n in self.names])
+        up = np.tile(x, (p, 1))
+        down = up.copy()
+        idx = np.arange(p)
+        up[idx, idx] = np.minimum(x + h, upper)
+        down[idx, idx] = np.maximum(x - h, lower)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = np.log(self.predict_points(np.vstack([up, down]))) - self.log_measured
+        logs = np.where(np.isfinite(logs), logs, NONFINITE_LOG_ERROR) * self.weights
+        jac: FloatArray = ((logs[:p] - logs[p:]) / (up[idx, idx] - down[idx, idx])[:, None]).T
+        return jac
+
+    def residual_jacobian(self, x: FloatArray) -> FloatArray:
+        """Jacobian of ``residuals`` (Huber weights held fixed, as in the reweighting)."""
+        data = (self.jacobian(x) * np.sqrt(self.huber)[:, None])[self.rows]
+        result: FloatArray = np.vstack([data, np.diag(1.0 / self.prior_sd)])
+        return result
 
     def solve(self, x0: FloatArray) -> tuple[FloatArray, optimize.OptimizeResult | None]:
         """The MAP estimate over the fitted rows, Huber weights by IRLS."""
         if not self.names:
             return x0, None
-        lower = np.array([PARAMETERS[n].lower for n in self.names])
-        upper = np.array([PARAMETERS[n].upper for n in self.names])
+        lower = np.array([parameter(n).lower for n in self.names])
+        upper = np.array([parameter(n).upper for n in self.names])
         x = np.clip(x0, lower, upper)
         result: optimize.OptimizeResult | None = None
         for _ in range(IRLS_ROUNDS):
@@ -200,11 +236,12 @@ class _Problem:
             result = optimize.least_squares(
                 self.residuals,
                 x,
+                jac=self.residual_jacobian,
                 bounds=(lower, upper),
                 x_scale=self.prior_sd,
                 method="trf",
-                xtol=FIT_TOL,
-                ftol=FIT_TOL,
+                xtol=self.tol,
+                ftol=self.tol,
                 max_nfev=200 * len(self.names),
             )
             x = result.x
@@ -377,9 +414,17 @@ def fit(
     *,
     params: Sequence[str] | None = None,
     base: Efficiency | None = None,
+    select_by_validation: bool = True,
+    tol: float = FIT_TOL,
 ) -> FitResult:
     """Fit the parameters the data support among ``params`` (default: every parameter the
-    observation kinds can inform); the rest stay at their defaults, with the reason."""
+    observation kinds can inform); the rest stay at their defaults, with the reason.
+
+    With ``select_by_validation`` false every one of ``params`` is fitted (the MAP fit alone:
+    the prior keeps one the data do not inform at its default). ``training_clock_frac:<id>``
+    names fit one accelerator's clock each, for runs on several accelerators. ``tol`` is the
+    relative tolerance of the final solves.
+    """
     base = base or Efficiency()
     sets = [s for s in collected.sets if len(s)]
     if not sets:
@@ -394,15 +439,18 @@ def fit(
             dropped[CLOCK] = "the measurements span several accelerators (one clock each)"
         else:
             clock = catalog.accelerator(accs[0]).training_clock_frac
-    defaults = {n: (clock if n == CLOCK else float(getattr(base, n))) for n in [*names, *dropped]}
+    defaults = {n: default_value(n, base, clock) for n in [*names, *dropped]}
 
     screen = _Problem(sets, base, [], {}, defaults)
     default_pred = screen.predict(np.zeros(0))
     weights = _kind_weights(screen, np.zeros(0))
-    names, why, scores, label = select(sets, base, names, defaults, weights)
-    dropped.update(why)
+    scores: tuple[tuple[int, float, float], ...] = ()
+    label = "none: every parameter given is fitted"
+    if select_by_validation:
+        names, why, scores, label = select(sets, base, names, defaults, weights)
+        dropped.update(why)
     problem = _Problem(sets, base, names, {}, defaults)
-    problem.weights = weights
+    problem.weights, problem.tol = weights, tol
     x, result = problem.solve(np.array([defaults[n] for n in names]))
     if names:  # the scatter around the fit, not around the defaults, weighs the final pass
         problem.weights = _kind_weights(problem, x)

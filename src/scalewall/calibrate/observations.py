@@ -34,6 +34,7 @@ from scalewall.validation.runs import Case, case_cluster
 
 FloatArray = NDArray[np.float64]
 Predictor = Callable[[Mapping[str, Any], Efficiency], FloatArray]
+ManyPredictor = Callable[[Mapping[str, FloatArray], Efficiency], FloatArray]
 
 #: Measurement dtypes the step model has a tensor peak for (index into PRECISIONS).
 DTYPE_PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
@@ -63,9 +64,20 @@ class Observations:
     """GPUs per observation (step and collective kinds), for reports."""
     accelerators: tuple[str, ...] = ()
     """Catalog ids of the accelerators the observations ran on."""
+    predict_many: ManyPredictor | None = None
+    """Parameter values as arrays of k points -> predictions, shape (k, observations), in one
+    step-model call per group (the Jacobian's points); None: call ``predict`` per point."""
 
     def __len__(self) -> int:
         return len(self.labels)
+
+    def predictions(self, values: Mapping[str, FloatArray], base: Efficiency) -> FloatArray:
+        """Predictions at k parameter points (arrays of length k), shape (k, observations)."""
+        if self.predict_many is not None:
+            return self.predict_many(values, base)
+        k = len(next(iter(values.values()))) if values else 1
+        rows = [self.predict({n: float(v[i]) for n, v in values.items()}, base) for i in range(k)]
+        return np.vstack(rows)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -348,6 +360,24 @@ def from_cases(
                 out[row] = by_metric[metric][i]
         return out
 
+    def predict_many(values: Mapping[str, FloatArray], base_eff: Efficiency) -> FloatArray:
+        # Row r of a group's batch is plan r // k at point r % k: the plans replicated, the
+        # parameter arrays tiled, one step-model call per group.
+        k = len(next(iter(values.values()))) if values else 1
+        out = np.zeros((k, len(usable)))
+        for key, g in groups.items():
+            m = len(g.plans)
+            tiled = {n: np.tile(np.asarray(v, dtype=np.float64), m) for n, v in values.items()}
+            eff, cluster = apply(tiled, base_eff, g.cluster)
+            assert cluster is not None
+            batch = batches[key].take(np.repeat(np.arange(m, dtype=np.intp), k))
+            arrays = step_model(g.cases[0].model, cluster, batch, eff, g.cases[0].stack)
+            for i, (row, case) in enumerate(zip(g.rows, g.cases, strict=True)):
+                metric = step_metric(case)
+                assert metric is not None
+                out[:, row] = metric_values(case, cluster, arrays, metric).reshape(m, k)[i]
+        return out
+
     measured = np.array([float(c.published[step_metric(c) or ""]) for c in usable])
     return Collected(
         sets=(
@@ -359,6 +389,7 @@ def from_cases(
                 predict=predict,
                 gpus=tuple(int(c.hardware["gpus"]) for c in usable),
                 accelerators=tuple(sorted({g.cluster.accelerator.id for g in groups.values()})),
+                predict_many=predict_many,
             ),
         ),
         notes=tuple(notes),

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from scalewall import catalog
 from scalewall.errors import SpecError
 from scalewall.perf.assumptions import Efficiency
 from scalewall.plan.topology import Cluster
@@ -25,6 +26,9 @@ from scalewall.plan.topology import Cluster
 FloatArray = NDArray[np.float64]
 
 CLOCK = "training_clock_frac"
+CLOCK_PREFIX = CLOCK + ":"
+"""``training_clock_frac:<accelerator id>`` names one accelerator's clock in a fit over runs on
+several accelerators (``CLOCK`` alone is the clock of the one accelerator measured)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,16 +98,35 @@ BY_KIND: dict[str, tuple[str, ...]] = {
 }
 
 
+def clock_name(accelerator: str) -> str:
+    """The parameter name of one accelerator's ``training_clock_frac``."""
+    return CLOCK_PREFIX + accelerator
+
+
+def is_clock(name: str) -> bool:
+    return name == CLOCK or name.startswith(CLOCK_PREFIX)
+
+
+def parameter(name: str) -> Parameter:
+    """The fittable parameter ``name`` (an accelerator's clock shares ``CLOCK``'s bounds)."""
+    if name.startswith(CLOCK_PREFIX):
+        return dataclasses.replace(PARAMETERS[CLOCK], name=name)
+    return PARAMETERS[name]
+
+
 def check_names(names: Sequence[str], field: str = "params") -> tuple[str, ...]:
     """The names, checked against the fittable ones."""
     for name in names:
-        if name not in PARAMETERS:
+        if name not in PARAMETERS and not name.startswith(CLOCK_PREFIX):
             raise SpecError(field, name, f"fittable: {', '.join(PARAMETERS)}")
     return tuple(dict.fromkeys(names))
 
 
 def default_value(name: str, base: Efficiency, clock: float) -> float:
-    """The value the model uses now: ``base``'s field, or the accelerator's clock."""
+    """The value the model uses now: ``base``'s field, or the accelerator's clock (``clock``,
+    or the catalog's for a ``training_clock_frac:<id>`` name)."""
+    if name.startswith(CLOCK_PREFIX):
+        return catalog.accelerator(name.removeprefix(CLOCK_PREFIX)).training_clock_frac
     return clock if name == CLOCK else float(getattr(base, name))
 
 
@@ -113,10 +136,14 @@ def apply(
     """``base`` (and ``cluster``'s accelerator) with ``values`` put in.
 
     Values may be numpy arrays (one entry per draw) as the step model broadcasts over them.
+    A ``training_clock_frac:<id>`` value applies only to a cluster of that accelerator.
     """
-    fields = {k: v for k, v in values.items() if k != CLOCK}
+    fields = {k: v for k, v in values.items() if not is_clock(k)}
     eff = dataclasses.replace(base, **fields)
-    if cluster is not None and CLOCK in values:
-        acc = dataclasses.replace(cluster.accelerator, training_clock_frac=values[CLOCK])
+    if cluster is None:
+        return eff, None
+    clock = values.get(CLOCK, values.get(clock_name(cluster.accelerator.id)))
+    if clock is not None:
+        acc = dataclasses.replace(cluster.accelerator, training_clock_frac=clock)
         cluster = dataclasses.replace(cluster, accelerator=acc)
     return eff, cluster

@@ -38,7 +38,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from scalewall.calibrate.fit import FitResult
-from scalewall.calibrate.parameters import CLOCK, PARAMETERS, apply
+from scalewall.calibrate.parameters import (
+    CLOCK,
+    CLOCK_PREFIX,
+    apply,
+    clock_name,
+    is_clock,
+    parameter,
+)
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Efficiency
 from scalewall.plan.topology import Cluster
@@ -80,14 +87,31 @@ class Calibration:
 
     def efficiency(self, base: Efficiency | None = None) -> Efficiency:
         """``base`` (default: the defaults) with the fitted Efficiency fields put in."""
-        eff, _ = apply({k: v for k, v in self.values.items() if k != CLOCK}, base or Efficiency())
+        eff, _ = apply(
+            {k: v for k, v in self.values.items() if not is_clock(k)}, base or Efficiency()
+        )
         return eff
 
+    def clocks(self) -> dict[str, float]:
+        """Accelerator id -> fitted ``training_clock_frac`` (what ``predict_case`` takes)."""
+        out = {k.removeprefix(CLOCK_PREFIX): v for k, v in self.values.items() if is_clock(k)}
+        if CLOCK in out:
+            value = out.pop(CLOCK)
+            if self.accelerator:
+                out[self.accelerator] = value
+        return out
+
     def apply_cluster(self, cluster: Cluster) -> Cluster:
-        """``cluster`` with the fitted clock, when one was fitted for its accelerator."""
-        if CLOCK not in self.values or cluster.accelerator.id != self.accelerator:
+        """``cluster`` with the fitted clock, when one was fitted for its accelerator (the
+        profile's ``accelerator``, or a ``training_clock_frac:<id>`` value)."""
+        acc = cluster.accelerator.id
+        if CLOCK in self.values and acc == self.accelerator:
+            clock = self.values[CLOCK]
+        elif clock_name(acc) in self.values:
+            clock = self.values[clock_name(acc)]
+        else:
             return cluster
-        _, out = apply({CLOCK: self.values[CLOCK]}, Efficiency(), cluster)
+        _, out = apply({CLOCK: clock}, Efficiency(), cluster)
         assert out is not None
         return out
 
@@ -144,7 +168,8 @@ def _table(name: str, items: Mapping[str, Any]) -> list[str]:
 
 def profile_text(cal: Calibration) -> str:
     """The profile as TOML text."""
-    eff = {k: v for k, v in cal.values.items() if k != CLOCK}
+    eff = {k: v for k, v in cal.values.items() if not is_clock(k)}
+    clocks = {k: v for k, v in cal.values.items() if is_clock(k)}
     lines = [
         f"# scalewall calibration profile ({FORMAT}); see docs/calibration.md",
         f"format = {_value(FORMAT)}",
@@ -152,8 +177,8 @@ def profile_text(cal: Calibration) -> str:
         f"accelerator = {_value(cal.accelerator)}",
         *_table("efficiency", eff),
     ]
-    if CLOCK in cal.values:
-        lines += _table("accelerator_fit", {CLOCK: cal.values[CLOCK]})
+    if clocks:
+        lines += _table("accelerator_fit", clocks)
     lines += _table(
         "uncertainty",
         {
@@ -207,13 +232,15 @@ def read_profile(path: str | Path) -> Calibration:
     eff_fields = {f.name for f in dataclasses.fields(Efficiency)}
     values: dict[str, float] = {}
     for key, value in {**data.get("efficiency", {}), **data.get("accelerator_fit", {})}.items():
-        if key not in eff_fields and key != CLOCK:
+        if key not in eff_fields and not is_clock(key):
             raise SpecError(key, value, "not an Efficiency field", where=f"{where}: [efficiency]")
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise SpecError(key, value, "a number", where=f"{where}: [efficiency]")
         values[key] = float(value)
     unc = data.get("uncertainty", {})
     names = unc.get("parameters", list(values))
+    if isinstance(names, list) and sorted(map(str, names)) == sorted(values):
+        values = {str(n): values[str(n)] for n in names}  # the covariance's order
     if names != list(values):
         raise SpecError(
             "uncertainty.parameters",
@@ -235,7 +262,7 @@ def read_profile(path: str | Path) -> Calibration:
     sd = {str(k): float(v) for k, v in dict(unc.get("residual_log_sd", {})).items()}
     spread_names = tuple(str(n) for n in unc.get("spread_parameters", []))
     for n in spread_names:
-        if n not in PARAMETERS:
+        if not _known(n):
             raise SpecError("uncertainty.spread_parameters", n, "fittable names", where=where)
     center = _floats(unc.get("spread_center", []), "uncertainty.spread_center", where)
     spread = np.array(
@@ -267,6 +294,14 @@ def read_profile(path: str | Path) -> Calibration:
 
 
 def bounds(names: tuple[str, ...]) -> tuple[FloatArray, FloatArray]:
-    lower = np.array([PARAMETERS[n].lower if n in PARAMETERS else -np.inf for n in names])
-    upper = np.array([PARAMETERS[n].upper if n in PARAMETERS else np.inf for n in names])
+    lower = np.array([parameter(n).lower if _known(n) else -np.inf for n in names])
+    upper = np.array([parameter(n).upper if _known(n) else np.inf for n in names])
     return lower, upper
+
+
+def _known(name: str) -> bool:
+    try:
+        parameter(name)
+    except KeyError:
+        return False
+    return True

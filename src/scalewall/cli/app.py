@@ -36,6 +36,7 @@ SUBCOMMANDS = [
     "scalewall.cli.search_cmd",
     "scalewall.cli.wall_cmd",
     "scalewall.cli.calibrate_cmd",
+    "scalewall.cli.fit_cmd",
     "scalewall.cli.report_cmd",
 ]
 

@@ -163,9 +163,18 @@ def estimate_command(
             data["step_time_interval_s"] = list(band.step_time_interval_s)
             data["tokens_per_s_interval"] = list(band.tokens_per_s_interval)
             data["interval_level"] = band.level
+            data["interval_basis"] = f"calibration {calibration}"
+        else:
+            data["interval_level"] = 0.9
         print_json(data)
     else:
         print_estimate(result)
+        if band is None and result.step_time_interval_s is not None:
+            low, high = result.step_time_interval_s
+            console.print(
+                f"90% interval: step {low:.3f}-{high:.3f} s, from the {result.interval_basis}",
+                markup=False,
+            )
         if band is not None:
             low, high = band.step_time_interval_s
             t_low, t_high = band.tokens_per_s_interval

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -198,10 +198,16 @@ def _row(out: StepArrays, i: int) -> dict[str, float]:
     }
 
 
-def predict_case(case: Case, eff: Efficiency | None = None) -> CasePrediction:
-    """The prediction for one case, with null plan fields chosen by the model."""
+def predict_case(
+    case: Case, eff: Efficiency | None = None, clocks: Mapping[str, float] | None = None
+) -> CasePrediction:
+    """The prediction for one case, with null plan fields chosen by the model; ``clocks``
+    (accelerator id -> ``training_clock_frac``) replaces the catalog's sustained clocks."""
     eff = eff or Efficiency()
     cluster = case_cluster(case.hardware)
+    if clocks and cluster.accelerator.id in clocks:
+        acc = replace(cluster.accelerator, training_clock_frac=clocks[cluster.accelerator.id])
+        cluster = replace(cluster, accelerator=acc)
     plans, free = candidate_plans(case)
     batch = PlanBatch.from_plans(case.model, plans)
     out = step_model(case.model, cluster, batch, eff, case.stack)
@@ -343,16 +349,18 @@ def validate_cases(
     cases: Sequence[Case],
     eff: Efficiency | None = None,
     read_errors: Sequence[CaseMessage] = (),
+    clocks: Mapping[str, float] | None = None,
 ) -> ValidationReport:
     """Predict and compare every case; a case that cannot be modelled becomes one error (with
-    ``read_errors``, those of cases that could not be read) and the others still run."""
+    ``read_errors``, those of cases that could not be read) and the others still run.
+    ``clocks`` as in ``predict_case``."""
     comparisons: list[Comparison] = []
     fits: dict[str, tuple[bool, bool]] = {}
     errors, warnings = list(read_errors), []
     stacks: dict[str, str] = {}
     for case in cases:
         try:
-            pred = predict_case(case, eff)
+            pred = predict_case(case, eff, clocks)
         except (ValueError, KeyError, TypeError, ArithmeticError) as exc:
             # A shape or plan the model cannot evaluate (a zero dimension, say) is that case's
             # error; the others still run.

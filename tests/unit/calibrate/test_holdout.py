@@ -20,6 +20,7 @@ import pytest
 
 from scalewall.calibrate import Calibration, fit, from_cases, step_interval
 from scalewall.calibrate.observations import step_metric
+from scalewall.calibrate.published import fit_published, fitted_efficiency
 from scalewall.perf.assumptions import Efficiency
 from scalewall.validation.harness import compare, predict_case
 from scalewall.validation.runs import case_cluster, read_runs
@@ -38,23 +39,27 @@ def _metric(pred: object, metric: str) -> float:
     return float(compare(pred)[0].predicted)  # type: ignore[arg-type]
 
 
-def holdout(group: str, max_fit_gpus: int) -> HoldOut:
+def holdout(group: str, max_fit_gpus: int, base: Efficiency | None = None) -> HoldOut:
+    """Calibrate on the series' runs up to ``max_fit_gpus`` starting from ``base`` (default:
+    the shipped constants), predict the larger ones; errors of ``base`` and of the calibration,
+    and the interval's coverage."""
+    base = base or Efficiency()
     cases = [c for c in read_runs() if c.group == group]
     train = [c for c in cases if c.hardware["gpus"] <= max_fit_gpus]
     test = [c for c in cases if c.hardware["gpus"] > max_fit_gpus]
     cal = Calibration.from_fit(
-        fit(from_cases(train, group, Efficiency())), created_utc="", provenance={}
+        fit(from_cases(train, group, base), base=base), created_utc="", provenance={}
     )
-    eff = cal.efficiency()
+    eff = cal.efficiency(base)
     e0, e1, inside = [], [], []
     for case in test:
         metric = step_metric(case)
         assert metric is not None
         published = float(case.published[metric])
-        p0, p1 = predict_case(case), predict_case(case, eff)
+        p0, p1 = predict_case(case, base), predict_case(case, eff)
         v0, v1 = _metric(p0, metric), _metric(p1, metric)
         band = step_interval(
-            case.model, case_cluster(case.hardware), p1.plan, cal, stack=case.stack
+            case.model, case_cluster(case.hardware), p1.plan, cal, stack=case.stack, base=base
         )
         low, high = band.step_time_interval_s
         if metric != "step_time_s":  # a rate: inversely proportional to the step time
@@ -97,3 +102,48 @@ def test_held_out_error_stays_near_the_default(megatron: HoldOut, vtrain: HoldOu
 def test_held_out_error_below_uncalibrated(megatron: HoldOut, vtrain: HoldOut) -> None:
     assert megatron.calibrated_error < megatron.default_error
     assert vtrain.calibrated_error < vtrain.default_error
+
+
+# ---------------------------------------------------------------- against the honest baseline
+# The calibration hold-out against the honest baseline: the shipped constants refitted without
+# the series (``calibrate.published``, as ``validate --cv source`` does), so the baseline never saw
+# the runs it is scored on.
+#
+# Fit on the small runs of a published A100 series, starting from that baseline, and predict the
+# large runs. Asserted: at least 80% of the held-out values inside the 90% interval, and the
+# calibrated error below the baseline's where it is (strict expected failures name the numbers
+# where it is not). A100 series only: the A100 is the clock reference, so the baseline carries no
+# fitted clock that ``from_cases`` would have to take over.
+
+SERIES = {
+    # group: largest cluster the calibration sees (the rest are predicted)
+    "megatron_sc21": 512,
+    "vtrain_multi": 256,
+    "megascale": 1024,
+}
+
+
+def refitted_baseline(group: str) -> Efficiency:
+    return fitted_efficiency(fit_published([c for c in read_runs() if c.group != group]).values)
+
+
+@pytest.fixture(scope="module", params=list(SERIES))
+def result(request: pytest.FixtureRequest) -> tuple[str, HoldOut]:
+    group = str(request.param)
+    return group, holdout(group, SERIES[group], refitted_baseline(group))
+
+
+def test_interval_covers_held_out_runs_from_the_baseline(result: tuple[str, HoldOut]) -> None:
+    group, r = result
+    assert r.coverage >= 0.8, (group, r)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="from the refitted baseline no constant lowers the rolling-origin validation error on "
+    "the small runs, so the calibration keeps the baseline: held-out mean abs. log error "
+    "SC'21 7.0%, vTrain 8.5%, MegaScale 2.7%, calibrated and baseline alike",
+)
+def test_held_out_error_below_refitted_baseline(result: tuple[str, HoldOut]) -> None:
+    group, r = result
+    assert r.calibrated_error < r.default_error, (group, r)
