@@ -41,9 +41,6 @@ from scalewall.validation.error_bars import ErrorGroup, generation
 from scalewall.validation.harness import ValidationReport, validate_cases
 from scalewall.validation.runs import (
     Case,
-    default_runs_path,
-    frontier_runs_path,
-    scaling_runs_path,
 )
 
 FITTED = (
@@ -80,11 +77,6 @@ FIT_TOL = 1e-5
 """Relative tolerance of the published fit: far below the constants' standard errors (1-10%),
 and each solver iteration is a pass over every run."""
 ProgressFn = Callable[[str], None]
-
-
-def shipped_runs_paths() -> tuple[Path, ...]:
-    """The ``scalewall-runs/1`` files shipped in the package, in ``read_runs``'s order."""
-    return (default_runs_path(), frontier_runs_path(), scaling_runs_path())
 
 
 def shipped_profile_path() -> Path:

@@ -14,10 +14,9 @@ from scalewall.calibrate.published import (
     FIXED,
     fit_published,
     provenance,
-    shipped_runs_paths,
 )
 from scalewall.cli.output import console, print_json
-from scalewall.validation.runs import read_runs
+from scalewall.validation.runs import read_runs, shipped_runs_paths
 
 
 def fit_command(

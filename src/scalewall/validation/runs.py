@@ -118,6 +118,11 @@ def fsdp_runs_path() -> Path:
     return Path(str(resources.files("scalewall.validation") / "data" / "fsdp_runs.json"))
 
 
+def shipped_runs_paths() -> tuple[Path, ...]:
+    """Every ``scalewall-runs/1`` file shipped in the package, in the order they are read."""
+    return (default_runs_path(), frontier_runs_path(), scaling_runs_path(), fsdp_runs_path())
+
+
 def frontier_runs_path() -> Path:
     """Published mixture-of-experts, FP8 and Blackwell runs shipped in the package."""
     return Path(str(resources.files("scalewall.validation") / "data" / "frontier_runs.json"))
@@ -300,8 +305,7 @@ def read_runs_file(path: Path | None = None) -> RunsFile:
     """Read a ``scalewall-runs/1`` file case by case: a malformed case is one error, the others
     are read. Raises ScalewallError only when the file itself cannot be used."""
     if path is None:
-        paths = (default_runs_path(), frontier_runs_path(), scaling_runs_path(), fsdp_runs_path())
-        files = [_read_file(p) for p in paths]
+        files = [_read_file(p) for p in shipped_runs_paths()]
         return RunsFile(
             cases=[c for f in files for c in f.cases], errors=[e for f in files for e in f.errors]
         )
