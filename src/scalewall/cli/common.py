@@ -134,7 +134,10 @@ def plan_from_options(
     """A plan from CLI flags (``fields`` are ParallelPlan fields); ``dp`` defaults to what fills
     the cluster."""
     tp, pp, cp = int(fields.get("tp", 1)), int(fields.get("pp", 1)), int(fields.get("cp", 1))
-    if tp < 1 or model.heads % tp:
+    for name, value in (("tp", tp), ("pp", pp), ("cp", cp)):
+        if value < 1:
+            raise SpecError(name, value, "must be a positive integer")
+    if model.heads % tp:
         divisors = [d for d in range(1, model.heads + 1) if model.heads % d == 0]
         raise SpecError("tp", tp, f"must divide the {model.heads} heads: one of {divisors}")
     if dp is None:

@@ -121,7 +121,7 @@ def search_command(
 ) -> None:
     """Search every valid parallel plan; print the best with breakdown and what limits each."""
     if cluster is None and gpu is None:
-        gpu, gpus = "h100-sxm-80gb", gpus or 1024
+        gpu, gpus = "h100-sxm-80gb", 1024 if gpus is None else gpus
     spec = load_model(model)
     resolved = load_cluster(cluster, gpu, gpus)
     cal = load_calibration(calibration)
