@@ -57,8 +57,9 @@ def main() -> None:
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except typer.Abort:
-        print("aborted", file=sys.stderr)
+    except (typer.Abort, KeyboardInterrupt):
+        # click turns Ctrl-C inside a prompt into Abort; anywhere else it arrives as is.
+        print("interrupted", file=sys.stderr)
         sys.exit(130)
     except Exception as exc:
         # click's usage errors (typer vendors click, so match by shape, not by class)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -152,6 +153,25 @@ def plan_from_options(
     return ParallelPlan(dp=dp, **fields)
 
 
+def check_output_path(option: str, path: Path | None, *, directory: bool = False) -> None:
+    """Raise before any work starts if ``path`` cannot be written: an existing entry of the
+    other kind (a folder where a file goes, or a file where a folder goes), or a nearest
+    existing parent that is not a writable folder. Missing parent folders are created on
+    write."""
+    if path is None:
+        return
+    kind = "a folder" if directory else "a file"
+    if path.exists() and path.is_dir() != directory:
+        raise SpecError(option, str(path), f"exists and is not {kind}; give a path for {kind}")
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise SpecError(option, str(path), f"{parent} is not a folder; give a path for {kind}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise SpecError(option, str(path), f"the folder {parent} is not writable")
+
+
 def read_json_file(path: Path) -> Any:
     try:
         return json.loads(path.read_text())
@@ -172,6 +192,7 @@ __all__ = [
     "StackOpt",
     "StackSetOpt",
     "catalog",
+    "check_output_path",
     "load_calibration",
     "load_cluster",
     "load_efficiency",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,14 @@ def _throughput(
     hw: ClusterHardware, model: str, seq_len: int, tokens_per_s: float, mfu: float, goodput: float
 ) -> Throughput | None:
     """From --tokens-per-s (MFU from --model if given), or from --model and --mfu."""
+    if not 0.0 <= tokens_per_s < math.inf:
+        raise SpecError("tokens_per_s", tokens_per_s, "zero (not given) or a positive number")
+    if not 0.0 <= mfu <= 1.0:
+        raise SpecError("mfu", mfu, "a fraction in (0, 1], or 0 for not given")
+    if not 0.0 < goodput <= 1.0:
+        raise SpecError("goodput", goodput, "a fraction in (0, 1]")
+    if seq_len < 0:
+        raise SpecError("seq_len", seq_len, "a positive number of tokens, or 0 for the model's")
     flop = 0.0
     if model:
         spec = load_model(model)
@@ -191,6 +200,8 @@ def cost_command(
     if list_prices:
         _print_prices(book, as_json)
         return
+    if not 0.0 <= tokens < math.inf:
+        raise SpecError("tokens", tokens, "a positive token budget, e.g. 15e12 (0: none)")
     hw = _hardware(cluster, gpu, gpus)
     throughput = _throughput(hw, model, seq_len, tokens_per_s, mfu, goodput)
     options = TcoOptions(facility=facility, utilisation_frac=utilisation)

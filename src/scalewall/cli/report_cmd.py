@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from scalewall.cli.common import JsonOpt
+from scalewall.cli.common import JsonOpt, check_output_path
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.errors import SpecError
 from scalewall.report import ClusterOption, Scenario, build_report, load_scenario
@@ -82,6 +82,7 @@ def report_command(
     Llama-3-70B on 512 vs 16,384 H100."""
     if lang not in LANGUAGES:
         raise SpecError("lang", lang, f"valid: {', '.join(LANGUAGES)}")
+    check_output_path("--out", out)
     spec = _scenario(scenario, model, cluster or [], token_budget, target_days)
     with err_console.status("building the report", spinner="dots") if not as_json else _null():
         report = build_report(spec)

@@ -208,6 +208,8 @@ def goodput(inputs: GoodputInputs, *, monte_carlo_runs: int = 0, seed: int = 0) 
     The optimum interval maximises the analytic goodput; the Monte Carlo (``monte_carlo_runs`` > 0)
     re-estimates goodput at the interval used, seeded for byte-identical repeats.
     """
+    if seed < 0:
+        raise SpecError("seed", seed, "must be a non-negative integer")
     model, cost, profile_id, tier_id = goodput_model(inputs)
     shortest = inputs.step_s if inputs.step_s is not None else MIN_INTERVAL_S
     lower = min(max(shortest, cost.persist_s), inputs.run_s)
