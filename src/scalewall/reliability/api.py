@@ -31,6 +31,10 @@ MIN_INTERVAL_S = 1.0
 """Shortest checkpoint interval the optimiser considers when the step time is not given."""
 
 
+MAX_RUN_S = 10 * 365 * 86_400.0
+"""Longest run the goodput model takes (ten years): a bound on the Monte Carlo's time."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class GoodputInputs:
     """Everything `goodput` needs, in plain numbers and catalog ids."""
@@ -55,8 +59,11 @@ class GoodputInputs:
     """Multiplies every storage rate (what-if)."""
 
     def __post_init__(self) -> None:
-        if not self.run_s > 0:
-            raise SpecError("run_s", self.run_s, "must be > 0")
+        if not 0 < self.run_s <= MAX_RUN_S:
+            raise SpecError("run_s", self.run_s, f"must be in (0, {MAX_RUN_S:g}] s (ten years)")
+        for name in ("rate_scale", "bandwidth_scale"):
+            if not 0 < getattr(self, name) < float("inf"):
+                raise SpecError(name, getattr(self, name), "a positive finite factor")
         if self.interval_s is not None and not 0 < self.interval_s <= self.run_s:
             raise SpecError("interval_s", self.interval_s, f"must be in (0, run_s={self.run_s:g}]")
         if self.step_s is not None and not 0 < self.step_s <= self.run_s:

@@ -81,7 +81,11 @@ def load_trace(
     fmt = fmt or trace_format(path)
     if fmt not in TRACE_FORMATS:
         raise SpecError("format", fmt, f"valid: {', '.join(TRACE_FORMATS)}")
-    return TRACE_FORMATS[fmt](path, skip_bad_rows=skip_bad_rows)
+    read = TRACE_FORMATS[fmt](path, skip_bad_rows=skip_bad_rows)
+    if read.frame.empty:
+        skipped = f" ({read.bad_rows} malformed rows skipped)" if read.bad_rows else ""
+        raise SpecError("trace", str(path), f"holds no jobs{skipped}; a trace with job rows")
+    return read
 
 
 def catalog_cluster_spec(cluster_id: str) -> SyntheticClusterSpec:

@@ -64,6 +64,12 @@ class FailureModel:
                 raise SpecError(name, getattr(self, name), "must be a non-negative integer")
 
 
+MIN_SAMPLE_INTERVAL_S = 60.0
+"""Shortest time-series sampling period: trace clocks tick in seconds and jobs run for minutes
+to weeks, so finer samples add events (a year at one a second is 3e7) without changing any
+metric."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class SimConfig:
     """One time-based replay."""
@@ -88,7 +94,12 @@ class SimConfig:
         if self.seed < 0:
             raise SpecError("seed", self.seed, "must be a non-negative integer")
         _check_number("checkpoint_interval_s", self.checkpoint_interval_s, 0.0, strict=True)
-        _check_number("sample_interval_s", self.sample_interval_s, 0.0, strict=True)
+        if not MIN_SAMPLE_INTERVAL_S <= self.sample_interval_s < math.inf:
+            raise SpecError(
+                "sample_interval_s",
+                self.sample_interval_s,
+                f"a finite number of seconds >= {MIN_SAMPLE_INTERVAL_S:g}",
+            )
 
 
 def _check_number(name: str, value: float, least: float, *, strict: bool = False) -> None:
