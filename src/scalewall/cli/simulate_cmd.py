@@ -102,10 +102,12 @@ def _duration(step_model: str, step_cluster: str, slowdown_per_tier: float) -> D
         return TierSlowdownModel(slowdown_per_tier_frac=slowdown_per_tier)
     from scalewall.sched.step_duration import StepModelDuration
 
+    # A node-list file (the Philly machine list has no suffix) is not a catalog cluster.
     catalog = (
         step_cluster not in ("", "openb")
         and "/" not in step_cluster
         and not step_cluster.endswith(".csv")
+        and not Path(step_cluster).is_file()
     )
     return StepModelDuration(model=step_model, cluster=step_cluster if catalog else "h100-16k-ndr")
 
