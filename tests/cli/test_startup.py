@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import pytest
+import typer
 
+from scalewall.cli import app as app_module
 from scalewall.cli.app import SUBCOMMANDS, load_command
 
 HEAVY = ("numpy", "pandas", "scipy", "plotly", "scalewall.perf.step")
@@ -29,3 +32,24 @@ def test_help_imports_nothing_heavy() -> None:
 def test_listed_summary_is_the_command_help(name: str) -> None:
     real = " ".join((load_command(name).help or "").split())
     assert real.startswith(SUBCOMMANDS[name][1].rstrip(".")), (name, real[:200])
+
+
+def test_ctrl_c_exits_130_with_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted_command(name: str) -> Any:
+        holder = typer.Typer()
+        holder.callback()(lambda: None)
+
+        @holder.command(name)
+        def _work() -> None:
+            raise KeyboardInterrupt
+
+        return typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(app_module, "load_command", interrupted_command)
+    monkeypatch.setattr(sys, "argv", ["scalewall", "estimate"])
+    with pytest.raises(SystemExit) as exc:
+        app_module.main()
+    assert exc.value.code == 130
+    assert capsys.readouterr().err.strip() == "interrupted"

@@ -111,10 +111,16 @@ def _root() -> None:
     """Plan AI training clusters: step time, plan search, scale-wall sweeps, goodput, cost."""
 
 
+INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT), as shells report it."""
+
+
 def main() -> None:
     """Console-script entry: user errors print one line and exit 2, never a traceback."""
     try:
-        app(standalone_mode=False)
+        # Outside standalone mode typer returns the code of an Exit (Ctrl-C becomes Exit(130))
+        # instead of raising it.
+        code = app(standalone_mode=False)
     except ScalewallError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -123,7 +129,7 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         # click turns Ctrl-C inside a prompt into Abort; anywhere else it arrives as is.
         print("interrupted", file=sys.stderr)
-        sys.exit(130)
+        sys.exit(INTERRUPTED)
     except Exception as exc:
         # click's usage errors (typer vendors click, so match by shape, not by class)
         show = getattr(exc, "show", None)
@@ -132,3 +138,7 @@ def main() -> None:
             show()
             sys.exit(code)
         raise
+    if isinstance(code, int) and code:
+        if code == INTERRUPTED:
+            print("interrupted", file=sys.stderr)
+        sys.exit(code)
