@@ -155,7 +155,9 @@ def _print(t: Tco, run: TrainingCost | None, prices: PriceBook) -> None:
 def _print_prices(prices: PriceBook, as_json: bool) -> None:
     frame = prices.table()
     if as_json:
-        print_json({"files": list(prices.files), "prices": frame.to_dict(orient="records")})
+        print_json(
+            {"files": list(prices.files), "prices": frame.to_dict(orient="records")}, "prices"
+        )
         return
     table = Table(title="prices")
     for col in ("section", "key", "values", "date", "estimate", "source"):
@@ -210,7 +212,7 @@ def cost_command(
     if as_json:
         out: dict[str, Any] = {"tco": result.to_dict(), "price_files": list(book.files)}
         out["training"] = run.to_dict() if run else None
-        print_json(out)
+        print_json(out, "cost")
         return
     _print(result, run, book)
 

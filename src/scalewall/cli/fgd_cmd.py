@@ -111,7 +111,13 @@ def fgd_command(
             for w in sources
         }
         print_json(
-            {"total_gpus": cl.total_gpus, "seeds": seeds, "summary": summaries, "allocation": steps}
+            {
+                "total_gpus": cl.total_gpus,
+                "seeds": seeds,
+                "summary": summaries,
+                "allocation": steps,
+            },
+            "fgd",
         )
         return
     for name, summary in summaries.items():

@@ -327,7 +327,7 @@ def goodput_command(
         out = result.to_dict() | job.to_dict(result.goodput_frac)
         if tables:
             out["what_if"] = {k: v.to_dict(orient="records") for k, v in tables.items()}
-        print_json(out)
+        print_json(out, "goodput")
         return
     _summary(result, job)
     for name, frame in tables.items():

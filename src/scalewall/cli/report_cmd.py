@@ -89,7 +89,7 @@ def report_command(
     command = "scalewall " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else ""
     path = write_html(report, out, lang, command=command if "report" in command else "")
     if as_json:
-        print_json({**content(report, lang), "html": str(path)})
+        print_json({**content(report, lang), "html": str(path)}, "report")
         return
     for line in summary_lines(report, lang):
         console.print(line, highlight=False, markup=False)

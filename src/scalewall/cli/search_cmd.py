@@ -147,7 +147,7 @@ def search_command(
         efficiency=cal.efficiency() if cal else None,
     )
     if as_json:
-        print_json(result.to_dict())
+        print_json(result.to_dict(), "search")
     else:
         print_search(result)
     if not result.top:

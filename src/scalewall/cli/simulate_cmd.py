@@ -241,7 +241,7 @@ def simulate_command(
         plot.parent.mkdir(parents=True, exist_ok=True)
         plot_replay(result, plot)
     if as_json:
-        print_json(summary)
+        print_json(summary, "simulate")
         return
     for key, value in summary.items():
         console.print(f"[bold]{key}[/bold]: {value}")

@@ -254,7 +254,7 @@ def wall_command(
 
         write_wall_html(result, plot)
     if as_json:
-        print_json({**result.to_dict(), **({"band": band.to_dict()} if band else {})})
+        print_json({**result.to_dict(), **({"band": band.to_dict()} if band else {})}, "wall")
     else:
         print_wall(result)
         if band is not None:
