@@ -62,9 +62,10 @@ class GoodputInputs:
     def __post_init__(self) -> None:
         if not 0 < self.run_s <= MAX_RUN_S:
             raise SpecError("run_s", self.run_s, f"must be in (0, {MAX_RUN_S:g}] s (a century)")
-        for name in ("rate_scale", "bandwidth_scale"):
-            if not 0 < getattr(self, name) < float("inf"):
-                raise SpecError(name, getattr(self, name), "a positive finite factor")
+        if not 0 <= self.rate_scale < float("inf"):
+            raise SpecError("rate_scale", self.rate_scale, "a finite factor >= 0 (0: no failures)")
+        if not 0 < self.bandwidth_scale < float("inf"):
+            raise SpecError("bandwidth_scale", self.bandwidth_scale, "a positive finite factor")
         if self.interval_s is not None and not 0 < self.interval_s <= self.run_s:
             raise SpecError("interval_s", self.interval_s, f"must be in (0, run_s={self.run_s:g}]")
         if self.step_s is not None and not 0 < self.step_s <= self.run_s:
