@@ -14,17 +14,31 @@ The Python API returns plain frozen objects; tables come with ``.to_pandas()``::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from scalewall import search
-from scalewall.api import StepEstimate, estimate
-from scalewall.cluster import resolve_cluster
-from scalewall.plan.plan import ParallelPlan
-from scalewall.sweep import WallResult, wall
+if TYPE_CHECKING:
+    from scalewall import search
+    from scalewall.api import StepEstimate, estimate
+    from scalewall.cluster import resolve_cluster
+    from scalewall.plan.plan import ParallelPlan
+    from scalewall.reliability import goodput
+    from scalewall.sched import simulate
+    from scalewall.sweep.wall import WallResult
+    from scalewall.sweep.wall import wall as wall
+    from scalewall.validation.harness import validate_cases
 
+# Every entry point loads on first use, so ``import scalewall`` (and the CLI's start, which
+# imports this package) stays quick.
 _LAZY = {
+    "ParallelPlan": ("scalewall.plan.plan", "ParallelPlan"),
+    "StepEstimate": ("scalewall.api", "StepEstimate"),
+    "WallResult": ("scalewall.sweep", "WallResult"),
+    "estimate": ("scalewall.api", "estimate"),
+    "resolve_cluster": ("scalewall.cluster", "resolve_cluster"),
+    "search": ("scalewall.search", ""),
+    "wall": ("scalewall.sweep", "wall"),
     "goodput": ("scalewall.reliability", "goodput"),
     "simulate": ("scalewall.sched", "simulate"),
     "validate_cases": ("scalewall.validation.harness", "validate_cases"),
@@ -32,12 +46,13 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """Heavier entry points load on first use, so ``import scalewall`` stays quick."""
+    """Load an entry point on first use (``search`` is the callable package itself)."""
     if name in _LAZY:
         from importlib import import_module
 
         module, attr = _LAZY[name]
-        return getattr(import_module(module), attr)
+        loaded = import_module(module)
+        return getattr(loaded, attr) if attr else loaded
     raise AttributeError(f"module 'scalewall' has no attribute {name!r}")
 
 

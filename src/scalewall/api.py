@@ -11,7 +11,7 @@ from scalewall.cluster import resolve_cluster
 from scalewall.perf.assumptions import Efficiency
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import step_model
-from scalewall.plan.plan import ParallelPlan, validate
+from scalewall.plan.plan import ParallelPlan, check_precision, validate
 from scalewall.plan.topology import Cluster
 from scalewall.stack import StackSpec, resolve_stack
 from scalewall.validation.error_bars import validation_interval
@@ -79,6 +79,7 @@ def estimate(
         cluster = resolve_cluster(cluster)
     resolved_stack = resolve_stack(stack, stack_overrides)
     validate(model, plan, cluster.num_gpus)
+    check_precision(cluster.accelerator, plan.precision)
     batch = PlanBatch.from_plans(model, [plan])
     out = step_model(model, cluster, batch, efficiency or Efficiency(), resolved_stack)
     step_time_s = float(out.step_time_s[0])

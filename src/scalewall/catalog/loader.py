@@ -96,6 +96,8 @@ def load_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ScalewallError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ScalewallError(f"{path}: not valid TOML: not UTF-8 text") from None
     except OSError as exc:
         raise ScalewallError(f"{path}: cannot read: {exc.strerror}") from None
 

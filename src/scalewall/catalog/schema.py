@@ -194,6 +194,42 @@ class ModelSpec:
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        where = self.id
+        for name in _MODEL_POSITIVE:
+            _check_count(name, getattr(self, name), 1, where)
+        for name in _MODEL_NON_NEGATIVE:
+            _check_count(name, getattr(self, name), 0, where)
+        if self.kv_heads > self.heads or self.heads % self.kv_heads:
+            raise SpecError(
+                "kv_heads",
+                self.kv_heads,
+                f"must divide the {self.heads} heads (grouped-query attention)",
+                where=where,
+            )
+        if self.activation not in MODEL_ACTIVATIONS:
+            raise SpecError(
+                "activation", self.activation, f"one of {', '.join(MODEL_ACTIVATIONS)}", where=where
+            )
+        if self.routed_experts and not (0 < self.top_k <= self.routed_experts):
+            raise SpecError(
+                "top_k",
+                self.top_k,
+                f"between 1 and the {self.routed_experts} routed experts",
+                where=where,
+            )
+        if self.first_dense_layers > self.layers:
+            raise SpecError(
+                "first_dense_layers",
+                self.first_dense_layers,
+                f"at most the {self.layers} layers",
+                where=where,
+            )
+        for name in ("params_published", "active_params_published"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and 0 <= value < float("inf")):
+                raise SpecError(name, value, "zero or a positive finite number", where=where)
+
     @property
     def is_moe(self) -> bool:
         return self.routed_experts > 0
@@ -201,6 +237,42 @@ class ModelSpec:
     @property
     def head_size(self) -> int:
         return self.head_dim or self.hidden // self.heads
+
+
+MODEL_ACTIVATIONS = ("gelu", "swiglu", "relu")
+"""``ModelSpec.activation`` values: ``swiglu`` has three FFN matrices, the others two."""
+_MODEL_POSITIVE = (
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "ffn_hidden",
+    "vocab",
+    "max_seq_len",
+    "moe_layer_freq",
+)
+_MODEL_NON_NEGATIVE = (
+    "head_dim",
+    "routed_experts",
+    "shared_experts",
+    "top_k",
+    "expert_ffn_hidden",
+    "first_dense_layers",
+    "q_lora_rank",
+    "kv_lora_rank",
+    "qk_nope_head_dim",
+    "qk_rope_head_dim",
+    "v_head_dim",
+    "mtp_layers",
+    "sliding_window",
+)
+
+
+def _check_count(name: str, value: object, least: int, where: str) -> None:
+    """A whole number of at least ``least`` (bool is not a count)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        valid = "a positive integer" if least else "zero or a positive integer"
+        raise SpecError(name, value, valid, where=where)
 
 
 CUDA_GRAPH_SCOPES = ("none", "router", "attention", "layer", "full")

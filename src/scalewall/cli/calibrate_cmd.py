@@ -16,7 +16,7 @@ from rich.table import Table
 from scalewall import catalog
 from scalewall.calibrate import Calibration, FitResult, collect, fit, summary, write_profile
 from scalewall.calibrate.parameters import PARAMETERS
-from scalewall.cli.common import load_cluster
+from scalewall.cli.common import check_output_path, load_cluster
 from scalewall.cli.output import console, print_json
 
 
@@ -138,6 +138,7 @@ def calibrate_command(
 ) -> None:
     """Fit the step model's efficiency constants to your measurements; write a profile that
     estimate, search and wall accept with --calibration."""
+    check_output_path("--output", output)
     resolved = load_cluster(cluster, gpu, gpus) if cluster else None
     acc = catalog.accelerator(gpu) if gpu and not cluster else None
     collected = collect(inputs, accelerator=acc, cluster=resolved, max_gpus=max_gpus)

@@ -26,14 +26,14 @@ def catalog_command(
         entry = catalog.lookup(kind, entry_id)
         data = dataclasses.asdict(entry)
         if as_json:
-            print_json(data)
+            print_json(data, "catalog-entry")
         else:
             for key, value in data.items():
                 console.print(f"[bold]{key}[/bold] = {value}")
         return
     listing = {k: {i: e.name for i, e in catalog.entries(k).items()} for k in kinds}
     if as_json:
-        print_json(listing)
+        print_json(listing, "catalog")
         return
     for k, items in listing.items():
         table = Table(title=k, show_header=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -134,7 +135,10 @@ def plan_from_options(
     """A plan from CLI flags (``fields`` are ParallelPlan fields); ``dp`` defaults to what fills
     the cluster."""
     tp, pp, cp = int(fields.get("tp", 1)), int(fields.get("pp", 1)), int(fields.get("cp", 1))
-    if tp < 1 or model.heads % tp:
+    for name, value in (("tp", tp), ("pp", pp), ("cp", cp)):
+        if value < 1:
+            raise SpecError(name, value, "must be a positive integer")
+    if model.heads % tp:
         divisors = [d for d in range(1, model.heads + 1) if model.heads % d == 0]
         raise SpecError("tp", tp, f"must divide the {model.heads} heads: one of {divisors}")
     if dp is None:
@@ -147,6 +151,25 @@ def plan_from_options(
             )
         dp = cluster.num_gpus // denom
     return ParallelPlan(dp=dp, **fields)
+
+
+def check_output_path(option: str, path: Path | None, *, directory: bool = False) -> None:
+    """Raise before any work starts if ``path`` cannot be written: an existing entry of the
+    other kind (a folder where a file goes, or a file where a folder goes), or a nearest
+    existing parent that is not a writable folder. Missing parent folders are created on
+    write."""
+    if path is None:
+        return
+    kind = "a folder" if directory else "a file"
+    if path.exists() and path.is_dir() != directory:
+        raise SpecError(option, str(path), f"exists and is not {kind}; give a path for {kind}")
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise SpecError(option, str(path), f"{parent} is not a folder; give a path for {kind}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise SpecError(option, str(path), f"the folder {parent} is not writable")
 
 
 def read_json_file(path: Path) -> Any:
@@ -169,6 +192,7 @@ __all__ = [
     "StackOpt",
     "StackSetOpt",
     "catalog",
+    "check_output_path",
     "load_calibration",
     "load_cluster",
     "load_efficiency",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,14 @@ def _throughput(
     hw: ClusterHardware, model: str, seq_len: int, tokens_per_s: float, mfu: float, goodput: float
 ) -> Throughput | None:
     """From --tokens-per-s (MFU from --model if given), or from --model and --mfu."""
+    if not 0.0 <= tokens_per_s < math.inf:
+        raise SpecError("tokens_per_s", tokens_per_s, "zero (not given) or a positive number")
+    if not 0.0 <= mfu <= 1.0:
+        raise SpecError("mfu", mfu, "a fraction in (0, 1], or 0 for not given")
+    if not 0.0 < goodput <= 1.0:
+        raise SpecError("goodput", goodput, "a fraction in (0, 1]")
+    if seq_len < 0:
+        raise SpecError("seq_len", seq_len, "a positive number of tokens, or 0 for the model's")
     flop = 0.0
     if model:
         spec = load_model(model)
@@ -146,7 +155,9 @@ def _print(t: Tco, run: TrainingCost | None, prices: PriceBook) -> None:
 def _print_prices(prices: PriceBook, as_json: bool) -> None:
     frame = prices.table()
     if as_json:
-        print_json({"files": list(prices.files), "prices": frame.to_dict(orient="records")})
+        print_json(
+            {"files": list(prices.files), "prices": frame.to_dict(orient="records")}, "prices"
+        )
         return
     table = Table(title="prices")
     for col in ("section", "key", "values", "date", "estimate", "source"):
@@ -191,6 +202,8 @@ def cost_command(
     if list_prices:
         _print_prices(book, as_json)
         return
+    if not 0.0 <= tokens < math.inf:
+        raise SpecError("tokens", tokens, "a positive token budget, e.g. 15e12 (0: none)")
     hw = _hardware(cluster, gpu, gpus)
     throughput = _throughput(hw, model, seq_len, tokens_per_s, mfu, goodput)
     options = TcoOptions(facility=facility, utilisation_frac=utilisation)
@@ -199,7 +212,7 @@ def cost_command(
     if as_json:
         out: dict[str, Any] = {"tco": result.to_dict(), "price_files": list(book.files)}
         out["training"] = run.to_dict() if run else None
-        print_json(out)
+        print_json(out, "cost")
         return
     _print(result, run, book)
 

@@ -122,7 +122,7 @@ def estimate_command(
 ) -> None:
     """Estimate one training step: time, tokens/s, MFU, memory and its breakdown."""
     if cluster is None and gpu is None:
-        gpu, gpus = "h100-sxm-80gb", gpus or 1024
+        gpu, gpus = "h100-sxm-80gb", 1024 if gpus is None else gpus
     spec = load_model(model)
     resolved = load_cluster(cluster, gpu, gpus)
     software = load_stack(stack, cuda_graphs, stack_set)

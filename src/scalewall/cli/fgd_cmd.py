@@ -9,6 +9,7 @@ import typer
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
+from scalewall.cli.common import check_output_path
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.cli.simulate_cmd import write_tables
 from scalewall.errors import SpecError
@@ -60,6 +61,10 @@ def fgd_command(
 ) -> None:
     """GPU allocation against arrived demand for Random, DotProd, GpuClustering, GpuPacking,
     BestFit and FGD; FGD's cut in unallocated GPUs against DotProd."""
+    check_output_path("--out", out, directory=True)
+    check_output_path("--plot", plot)
+    if out_format not in ("parquet", "csv"):
+        raise SpecError("out-format", out_format, "parquet or csv")
     if seeds < 1:
         raise SpecError("seeds", seeds, "must be >= 1")
     names = list(api.OPENB_WORKLOADS) if workloads == "all" else workloads.split(",")
@@ -67,6 +72,8 @@ def fgd_command(
     cl = api.load_cluster(cluster, skip_bad_rows=skip_bad_rows)
     policy_list = [p.strip() for p in policies.split(",") if p.strip()]
     config = FgdExperimentConfig(max_demand_frac=max_demand, seeds=tuple(range(seeds)))
+    if not 0 < at <= max_demand:
+        raise SpecError("at", at, f"a demand step in (0, --max-demand {max_demand:g}]")
     frames, summaries = [], {}
     with Progress(console=err_console, transient=True, disable=as_json) as bar:
         for name, source in sources.items():
@@ -89,6 +96,7 @@ def fgd_command(
     if out is not None:
         write_tables({"fgd_runs": curves}, out, out_format)
     if plot is not None:
+        plot.parent.mkdir(parents=True, exist_ok=True)
         plot_fgd(curves, plot)
     if as_json:
         mean = curves.groupby(["workload", "policy", "demand_frac"])["alloc_frac"].mean()
@@ -103,7 +111,13 @@ def fgd_command(
             for w in sources
         }
         print_json(
-            {"total_gpus": cl.total_gpus, "seeds": seeds, "summary": summaries, "allocation": steps}
+            {
+                "total_gpus": cl.total_gpus,
+                "seeds": seeds,
+                "summary": summaries,
+                "allocation": steps,
+            },
+            "fgd",
         )
         return
     for name, summary in summaries.items():

@@ -252,7 +252,7 @@ def goodput_command(
         raise SpecError("step_s", step_s, "must be > 0")
     interval_s = _interval(interval)
     if cluster is None and gpu is None:
-        gpu, gpus = "h100-sxm-80gb", gpus or 1024
+        gpu, gpus = "h100-sxm-80gb", 1024 if gpus is None else gpus
     spec = load_model(model)
     resolved = load_cluster(cluster, gpu, gpus)
     run_s = run_days * DAY_S
@@ -327,7 +327,7 @@ def goodput_command(
         out = result.to_dict() | job.to_dict(result.goodput_frac)
         if tables:
             out["what_if"] = {k: v.to_dict(orient="records") for k, v in tables.items()}
-        print_json(out)
+        print_json(out, "goodput")
         return
     _summary(result, job)
     for name, frame in tables.items():

@@ -25,6 +25,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def print_json(data: Any) -> None:
-    """Print one JSON document (NaN and inf become null) to stdout."""
+def print_json(data: Any, kind: str | None = None) -> None:
+    """Print one JSON document (NaN and inf become null) to stdout; with ``kind``, an object
+    that starts with ``"format": "scalewall-<kind>/1"``."""
+    if kind is not None:
+        data = {"format": f"scalewall-{kind}/{JSON_VERSION}", **data}
     print(json.dumps(_plain(data), indent=2, sort_keys=False))
+
+
+JSON_VERSION = 1
+"""Version of every ``--json`` layout: it changes when a key is renamed or removed."""

@@ -14,6 +14,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from scalewall.cli.common import check_output_path
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.errors import SpecError
 from scalewall.probe import (
@@ -130,6 +131,7 @@ def probe_command(
     """
     if ctx.invoked_subcommand is not None:
         return
+    check_output_path("--out", out)
     torch = import_torch()
     device_type = pick_device(torch, device)
     overrides = _overrides(

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from scalewall.cli.common import JsonOpt, StackSetOpt
+from scalewall.cli.common import JsonOpt, StackSetOpt, check_output_path
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.errors import SpecError
 from scalewall.report import ClusterOption, Scenario, build_report, load_scenario
@@ -93,13 +93,14 @@ def report_command(
     Llama-3-70B on 512 vs 16,384 H100."""
     if lang not in LANGUAGES:
         raise SpecError("lang", lang, f"valid: {', '.join(LANGUAGES)}")
+    check_output_path("--out", out)
     spec = _scenario(scenario, model, cluster or [], token_budget, target_days, stack, stack_set)
     with err_console.status("building the report", spinner="dots") if not as_json else _null():
         report = build_report(spec)
     command = "scalewall " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else ""
     path = write_html(report, out, lang, command=command if "report" in command else "")
     if as_json:
-        print_json({**content(report, lang), "html": str(path)})
+        print_json({**content(report, lang), "html": str(path)}, "report")
         return
     for line in summary_lines(report, lang):
         console.print(line, highlight=False, markup=False)

@@ -121,7 +121,7 @@ def search_command(
 ) -> None:
     """Search every valid parallel plan; print the best with breakdown and what limits each."""
     if cluster is None and gpu is None:
-        gpu, gpus = "h100-sxm-80gb", gpus or 1024
+        gpu, gpus = "h100-sxm-80gb", 1024 if gpus is None else gpus
     spec = load_model(model)
     resolved = load_cluster(cluster, gpu, gpus)
     cal = load_calibration(calibration)
@@ -147,7 +147,7 @@ def search_command(
         efficiency=cal.efficiency() if cal else None,
     )
     if as_json:
-        print_json(result.to_dict())
+        print_json(result.to_dict(), "search")
     else:
         print_search(result)
     if not result.top:

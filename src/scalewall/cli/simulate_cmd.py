@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
 import typer
 from rich.progress import Progress
 
+from scalewall.cli.common import check_output_path
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.errors import SpecError
 from scalewall.sched import api
@@ -83,14 +85,16 @@ def _failure_model(
             "this trace records no node failures "
             "(only Philly job logs name the machines of failed attempts)",
         )
-    if not (failures or trace_failures):
-        return None
-    return FailureModel(
+    # Built before the early return so that bad rates are refused even without --failures.
+    model = FailureModel(
         failures_per_1000_node_days=rate if failures else 0.0,
         repair_time_s=repair_hours * 3600.0,
         spare_nodes=spare_nodes,
         trace_failures=read.node_failures if trace_failures else (),
     )
+    if rate < 0 or not math.isfinite(rate):
+        raise SpecError("failure_rate", rate, "a finite number of failures >= 0")
+    return model if failures or trace_failures else None
 
 
 def _duration(step_model: str, step_cluster: str, slowdown_per_tier: float) -> DurationModel:
@@ -98,10 +102,12 @@ def _duration(step_model: str, step_cluster: str, slowdown_per_tier: float) -> D
         return TierSlowdownModel(slowdown_per_tier_frac=slowdown_per_tier)
     from scalewall.sched.step_duration import StepModelDuration
 
+    # A node-list file (the Philly machine list has no suffix) is not a catalog cluster.
     catalog = (
         step_cluster not in ("", "openb")
         and "/" not in step_cluster
         and not step_cluster.endswith(".csv")
+        and not Path(step_cluster).is_file()
     )
     return StepModelDuration(model=step_model, cluster=step_cluster if catalog else "h100-16k-ndr")
 
@@ -179,6 +185,10 @@ def simulate_command(
     plot: Path | None = typer.Option(None, "--plot", help="Write an HTML plot here."),
 ) -> None:
     """Replay a trace: queueing delay, JCT, utilisation, fragmentation, per-tenant GPU-hours."""
+    check_output_path("--out", out, directory=True)
+    check_output_path("--plot", plot)
+    if out_format not in ("parquet", "csv"):
+        raise SpecError("out-format", out_format, "parquet or csv")
     read = api.load_trace(trace, fmt=fmt, skip_bad_rows=skip_bad_rows, seed=seed)
     if nodes:
         cl = api.synthetic_cluster(
@@ -228,9 +238,10 @@ def simulate_command(
             out_format,
         )
     if plot is not None:
+        plot.parent.mkdir(parents=True, exist_ok=True)
         plot_replay(result, plot)
     if as_json:
-        print_json(summary)
+        print_json(summary, "simulate")
         return
     for key, value in summary.items():
         console.print(f"[bold]{key}[/bold]: {value}")

@@ -16,6 +16,7 @@ from scalewall.cli.common import (
     JsonOpt,
     StackOpt,
     StackSetOpt,
+    check_output_path,
     load_calibration,
     load_model,
     load_stack,
@@ -183,11 +184,15 @@ def wall_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Sweep cluster sizes, re-searching the best plan at each: where scaling stops, and why."""
+    check_output_path("--csv", csv)
+    check_output_path("--plot", plot)
     spec = load_model(model)
     design = cluster_design(cluster, gpu)
     size_list = parse_sizes(sizes) if sizes else default_sizes(design, max_gpus)
     if workers < 0:
         raise ScalewallError(f"workers={workers} is invalid; 0 (one per core) or more")
+    if not 0 < band_width < math.inf:
+        raise ScalewallError(f"band_width={band_width} is invalid; a positive relative width")
     space = SearchSpace(precisions=tuple(p.strip() for p in precision.split(",") if p.strip()))
     cal = load_calibration(calibration)
     where: Any = cluster
@@ -236,7 +241,10 @@ def wall_command(
             max_relative_width=band_width,
         )
     if csv is not None:
+        csv.parent.mkdir(parents=True, exist_ok=True)
         result.to_pandas().to_csv(csv, index=False)
+    if plot is not None:
+        plot.parent.mkdir(parents=True, exist_ok=True)
     if plot is not None and band is not None:
         from scalewall.calibrate.band import write_band_html
 
@@ -246,7 +254,7 @@ def wall_command(
 
         write_wall_html(result, plot)
     if as_json:
-        print_json({**result.to_dict(), **({"band": band.to_dict()} if band else {})})
+        print_json({**result.to_dict(), **({"band": band.to_dict()} if band else {})}, "wall")
     else:
         print_wall(result)
         if band is not None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from scalewall.catalog.schema import ModelSpec
@@ -255,6 +254,8 @@ def distinct_rows(
     if p.tp.size <= 1:
         # One plan (a single estimate): nothing to share, and no factorisation to pay for.
         return np.arange(p.tp.size, dtype=np.intp), np.zeros(p.tp.size, dtype=np.intp)
+    import pandas as pd  # only batches need the factorisation; a single estimate never loads it
+
     key = np.zeros(p.tp.shape, dtype=np.int64)
     for name in names:
         codes, uniques = pd.factorize(getattr(p, name))

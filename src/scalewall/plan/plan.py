@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scalewall.catalog.schema import ModelSpec
+from scalewall.catalog.schema import Accelerator, ModelSpec
 from scalewall.errors import SpecError
 
 RECOMPUTE_MODES = ("none", "selective", "full")
@@ -164,6 +164,16 @@ def default_stage_split(layers: int, pp: int) -> tuple[int, int]:
 def _positive(name: str, value: int) -> None:
     if value < 1:
         raise SpecError(name, value, "must be a positive integer")
+
+
+def check_precision(accelerator: Accelerator, precision: str) -> None:
+    """Raise SpecError if ``precision`` needs FP8 tensor cores ``accelerator`` lacks."""
+    if precision in FP8_PRECISIONS and accelerator.peak_fp8_flop_per_s <= 0:
+        raise SpecError(
+            "precision",
+            precision,
+            f"the {accelerator.id} has no FP8 tensor cores: bf16 or fp16",
+        )
 
 
 def validate(model: ModelSpec, plan: ParallelPlan, num_gpus: int | None = None) -> None:

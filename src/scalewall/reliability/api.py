@@ -31,6 +31,11 @@ MIN_INTERVAL_S = 1.0
 """Shortest checkpoint interval the optimiser considers when the step time is not given."""
 
 
+MAX_RUN_S = 100 * 365 * 86_400.0
+"""Longest run the goodput model takes (a century: a small cluster's time to train a frontier
+model can reach decades): a bound on the Monte Carlo's time."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class GoodputInputs:
     """Everything `goodput` needs, in plain numbers and catalog ids."""
@@ -55,8 +60,12 @@ class GoodputInputs:
     """Multiplies every storage rate (what-if)."""
 
     def __post_init__(self) -> None:
-        if not self.run_s > 0:
-            raise SpecError("run_s", self.run_s, "must be > 0")
+        if not 0 < self.run_s <= MAX_RUN_S:
+            raise SpecError("run_s", self.run_s, f"must be in (0, {MAX_RUN_S:g}] s (a century)")
+        if not 0 <= self.rate_scale < float("inf"):
+            raise SpecError("rate_scale", self.rate_scale, "a finite factor >= 0 (0: no failures)")
+        if not 0 < self.bandwidth_scale < float("inf"):
+            raise SpecError("bandwidth_scale", self.bandwidth_scale, "a positive finite factor")
         if self.interval_s is not None and not 0 < self.interval_s <= self.run_s:
             raise SpecError("interval_s", self.interval_s, f"must be in (0, run_s={self.run_s:g}]")
         if self.step_s is not None and not 0 < self.step_s <= self.run_s:
@@ -208,6 +217,8 @@ def goodput(inputs: GoodputInputs, *, monte_carlo_runs: int = 0, seed: int = 0) 
     The optimum interval maximises the analytic goodput; the Monte Carlo (``monte_carlo_runs`` > 0)
     re-estimates goodput at the interval used, seeded for byte-identical repeats.
     """
+    if seed < 0:
+        raise SpecError("seed", seed, "must be a non-negative integer")
     model, cost, profile_id, tier_id = goodput_model(inputs)
     shortest = inputs.step_s if inputs.step_s is not None else MIN_INTERVAL_S
     lower = min(max(shortest, cost.persist_s), inputs.run_s)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -61,6 +62,8 @@ def load_trace(
 ) -> TraceRead:
     """A trace by name: ``openb`` / ``openb:<variant>`` (shipped files), ``synthetic:<Seren|Kalos>:
     <num_jobs>[:<days>]``, or a path (format from ``fmt`` or the file name)."""
+    if seed < 0:
+        raise SpecError("seed", seed, "must be a non-negative integer")
     if trace == "openb" or trace.startswith("openb:"):
         variant = trace.partition(":")[2] or "default"
         if variant not in OPENB_WORKLOADS:
@@ -78,7 +81,11 @@ def load_trace(
     fmt = fmt or trace_format(path)
     if fmt not in TRACE_FORMATS:
         raise SpecError("format", fmt, f"valid: {', '.join(TRACE_FORMATS)}")
-    return TRACE_FORMATS[fmt](path, skip_bad_rows=skip_bad_rows)
+    read = TRACE_FORMATS[fmt](path, skip_bad_rows=skip_bad_rows)
+    if read.frame.empty:
+        skipped = f" ({read.bad_rows} malformed rows skipped)" if read.bad_rows else ""
+        raise SpecError("trace", str(path), f"holds no jobs{skipped}; a trace with job rows")
+    return read
 
 
 def catalog_cluster_spec(cluster_id: str) -> SyntheticClusterSpec:
@@ -130,8 +137,11 @@ def load_cluster(cluster: str = "openb", *, skip_bad_rows: bool = False) -> Clus
                 "openb, a node-list CSV (openb or PAI 2020 "
                 f"format), or a catalog cluster id ({exc.valid})",
             ) from None
-    with path.open() as handle:
-        first = handle.readline()
+    try:
+        with path.open() as handle:
+            first = handle.readline()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError("cluster", cluster, f"a readable node-list CSV ({exc})") from None
     if first.startswith("sn,"):
         return cluster_from_nodes(read_openb_nodes(path, skip_bad_rows=skip_bad_rows))
     if first.startswith("machineId"):
@@ -147,7 +157,7 @@ def synthetic_cluster(**fields: int | str) -> Cluster:
 def scale_demand(frame: pd.DataFrame, total_gpus: int, load_frac: float) -> pd.DataFrame:
     """Compress or stretch submit times so the offered load (GPU-seconds asked per second over
     the submit window, divided by the cluster's GPUs) equals ``load_frac``."""
-    if load_frac <= 0:
+    if not 0 < load_frac < math.inf:
         raise SpecError("demand", load_frac, "must be > 0 (offered load as a share of GPUs)")
     span = float(frame["submit_s"].max() - frame["submit_s"].min())
     gpu_s = float((frame["num_gpu"] * frame["gpu_milli"] / 1000.0 * frame["run_s"]).sum())

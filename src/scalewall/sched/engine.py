@@ -55,6 +55,20 @@ class FailureModel:
     (set ``failures_per_1000_node_days`` to 0 to replay only these). A failure of a node that
     is already down, isolated or a spare is ignored."""
 
+    def __post_init__(self) -> None:
+        _check_number("failures_per_1000_node_days", self.failures_per_1000_node_days, 0.0)
+        _check_number("repair_time_s", self.repair_time_s, 0.0, strict=True)
+        _check_number("fault_window_s", self.fault_window_s, 0.0, strict=True)
+        for name in ("isolate_after_faults", "spare_nodes"):
+            if getattr(self, name) < (1 if name == "isolate_after_faults" else 0):
+                raise SpecError(name, getattr(self, name), "must be a non-negative integer")
+
+
+MIN_SAMPLE_INTERVAL_S = 60.0
+"""Shortest time-series sampling period: trace clocks tick in seconds and jobs run for minutes
+to weeks, so finer samples add events (a year at one a second is 3e7) without changing any
+metric."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class SimConfig:
@@ -75,6 +89,25 @@ class SimConfig:
     """Nominal GPU quota per tenant; None: the cluster split evenly between the trace's tenants."""
     check_invariants: bool = False
     """Assert the cluster's books after every event (for tests; slower)."""
+
+    def __post_init__(self) -> None:
+        if self.seed < 0:
+            raise SpecError("seed", self.seed, "must be a non-negative integer")
+        _check_number("checkpoint_interval_s", self.checkpoint_interval_s, 0.0, strict=True)
+        if not MIN_SAMPLE_INTERVAL_S <= self.sample_interval_s < math.inf:
+            raise SpecError(
+                "sample_interval_s",
+                self.sample_interval_s,
+                f"a finite number of seconds >= {MIN_SAMPLE_INTERVAL_S:g}",
+            )
+
+
+def _check_number(name: str, value: float, least: float, *, strict: bool = False) -> None:
+    """A finite number at least ``least`` (above it when ``strict``)."""
+    ok = math.isfinite(value) and (value > least if strict else value >= least)
+    if not ok:
+        relation = ">" if strict else ">="
+        raise SpecError(name, value, f"must be a finite number {relation} {least:g}")
 
 
 @dataclass(kw_only=True, eq=False)

@@ -42,6 +42,20 @@ class FgdExperimentConfig:
     seeds: tuple[int, ...] = tuple(range(10))
     """Random seeds (paper: 10 repetitions)."""
 
+    def __post_init__(self) -> None:
+        if not 0 < self.max_demand_frac <= MAX_DEMAND_FRAC:
+            raise SpecError(
+                "max_demand_frac", self.max_demand_frac, f"a share in (0, {MAX_DEMAND_FRAC:g}]"
+            )
+        if not 0 < self.step_frac <= self.max_demand_frac:
+            raise SpecError("step_frac", self.step_frac, "a share in (0, max_demand_frac]")
+        if any(seed < 0 for seed in self.seeds):
+            raise SpecError("seeds", self.seeds, "non-negative integers")
+
+
+MAX_DEMAND_FRAC = 10.0
+"""Largest arrived demand the experiment draws to (the paper stops at 1.3); a bound on its time."""
+
 
 def arrival_order(jobs: JobTable, total_gpus: int, seed: int, max_demand_frac: float) -> np.ndarray:
     """Pod rows drawn with replacement until their GPU demand reaches the target."""

@@ -270,6 +270,10 @@ def resolve_batch(
     return global_batch, seq_len
 
 
+MAX_TOP_K = 1000
+"""Most plans one search returns: a bound on the time to rank and print them."""
+
+
 def search(
     model: ModelSpec | str,
     cluster: Cluster | str | Path | None = None,
@@ -294,8 +298,8 @@ def search(
     """
     start = time.perf_counter()
     spec, resolved = resolve_inputs(model, cluster, gpu, gpus)
-    if top_k < 1:
-        raise SpecError("top", top_k, "must be a positive number of plans")
+    if not 1 <= top_k <= MAX_TOP_K:
+        raise SpecError("top", top_k, f"a number of plans from 1 to {MAX_TOP_K}")
     gb, seq = resolve_batch(spec, seq_len, global_batch, global_batch_tokens)
     obj = objective(objective_name) if isinstance(objective_name, str) else objective_name
     eff, stk = efficiency or Efficiency(), resolve_stack(stack)

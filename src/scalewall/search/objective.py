@@ -10,6 +10,7 @@ modules in ``PLUGIN_MODULES`` are imported the first time the registry is read.
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -39,6 +40,15 @@ class ObjectiveContext:
     cluster: Cluster
     token_budget: float = DEFAULT_TOKEN_BUDGET
     """Tokens to train on (for time- and cost-to-train objectives)."""
+
+    def __post_init__(self) -> None:
+        check_token_budget(self.token_budget)
+
+
+def check_token_budget(tokens: float) -> None:
+    """Raise SpecError unless ``tokens`` is a finite positive number of tokens."""
+    if not 0 < tokens < math.inf:
+        raise SpecError("token_budget", tokens, "a positive finite number of tokens, e.g. 15e12")
 
 
 class Objective(Protocol):

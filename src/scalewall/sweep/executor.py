@@ -47,7 +47,14 @@ class ProcessExecutor:
         if workers == 1:
             yield from SerialExecutor().map_unordered(fn, todo)
             return
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        pool = ProcessPoolExecutor(max_workers=workers)
+        try:
             futures = [pool.submit(fn, task) for task in todo]
             for future in as_completed(futures):
                 yield future.result()
+        except BaseException:
+            # Ctrl-C (or a failed task): drop the queued tasks instead of running them all
+            # first; the workers, in the same process group, take the same Ctrl-C.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()

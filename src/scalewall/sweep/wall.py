@@ -34,7 +34,7 @@ from scalewall.perf.step import BREAKDOWN_PARTS
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster, Tier, make_cluster_from_parts
 from scalewall.search.engine import resolve_batch, search
-from scalewall.search.objective import DEFAULT_TOKEN_BUDGET
+from scalewall.search.objective import DEFAULT_TOKEN_BUDGET, check_token_budget
 from scalewall.search.space import SearchSpace
 from scalewall.stack import StackSpec, resolve_stack
 from scalewall.sweep import store
@@ -119,6 +119,9 @@ class WallConfig:
     seq_len: int
     token_budget: float
     goodput: bool
+
+    def __post_init__(self) -> None:
+        check_token_budget(self.token_budget)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -418,6 +421,7 @@ def wall(
     size_list = sorted(set(sizes)) if sizes else default_sizes(design)
     if not size_list or min(size_list) < 1:
         raise SpecError("sizes", sizes, "one or more positive GPU counts")
+    check_token_budget(token_budget)
     if not 0.0 < knee_threshold <= 1.0:
         raise SpecError("knee_threshold", knee_threshold, "a fraction in (0, 1]")
     base, seq = resolve_batch(spec, seq_len, global_batch, global_batch_tokens)

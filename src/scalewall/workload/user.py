@@ -30,6 +30,26 @@ def _hf_get(cfg: dict[str, Any], *names: str, default: Any = None) -> Any:
     return default
 
 
+def _hf_int(cfg: dict[str, Any], *names: str, default: int | None = None, where: str) -> int:
+    """A whole-number field (the first of ``names`` present); a wrong type names the field."""
+    for name in names:
+        value = cfg.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+            raise SpecError(name, value, "a whole number", where=where)
+        return int(value)
+    if default is None:
+        raise SpecError(
+            names[0],
+            None,
+            "required: config.json needs hidden_size, num_attention_heads, "
+            "num_hidden_layers and vocab_size",
+            where=where,
+        )
+    return default
+
+
 def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     """Map a HuggingFace transformers ``config.json`` onto a ModelSpec.
 
@@ -37,56 +57,55 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     Qwen-MoE (``num_experts``) and DeepSeek-V2/V3 (MLA ranks, ``n_routed_experts``).
     """
     where = f"{name}"
-    try:
-        hidden = int(_hf_get(cfg, "hidden_size", "n_embd", "d_model"))
-        heads = int(_hf_get(cfg, "num_attention_heads", "n_head"))
-        layers = int(_hf_get(cfg, "num_hidden_layers", "n_layer"))
-        vocab = int(cfg["vocab_size"])
-    except (KeyError, TypeError):
-        raise SpecError(
-            "config.json",
-            name,
-            "needs hidden_size, num_attention_heads, num_hidden_layers and vocab_size",
-            where=where,
-        ) from None
+    if not isinstance(cfg, dict):
+        raise SpecError("config.json", type(cfg).__name__, "a JSON object", where=where)
+
+    def num(*names: str, default: int | None = None) -> int:
+        return _hf_int(cfg, *names, default=default, where=where)
+
+    hidden = num("hidden_size", "n_embd", "d_model")
+    heads = num("num_attention_heads", "n_head")
+    layers = num("num_hidden_layers", "n_layer")
+    vocab = num("vocab_size")
     act = str(_hf_get(cfg, "hidden_act", "activation_function", default="silu"))
     activation = _ACTIVATIONS.get(act)
     if activation is None:
         raise SpecError("hidden_act", act, f"one of {', '.join(_ACTIVATIONS)}", where=where)
-    routed = int(_hf_get(cfg, "n_routed_experts", "num_local_experts", "num_experts", default=0))
-    expert_ffn = int(_hf_get(cfg, "moe_intermediate_size", default=0)) or (
-        int(_hf_get(cfg, "intermediate_size", default=4 * hidden)) if routed else 0
+    routed = num("n_routed_experts", "num_local_experts", "num_experts", default=0)
+    expert_ffn = num("moe_intermediate_size", default=0) or (
+        num("intermediate_size", default=4 * hidden) if routed else 0
     )
-    shared = int(_hf_get(cfg, "n_shared_experts", default=0))
-    if not shared and cfg.get("shared_expert_intermediate_size") and expert_ffn:
-        shared = int(cfg["shared_expert_intermediate_size"]) // expert_ffn
+    shared = num("n_shared_experts", default=0)
+    shared_width = num("shared_expert_intermediate_size", default=0)
+    if not shared and shared_width and expert_ffn:
+        shared = shared_width // expert_ffn
     return ModelSpec(
         id=Path(name).stem,
         name=str(_hf_get(cfg, "_name_or_path", default=name)),
         layers=layers,
         hidden=hidden,
         heads=heads,
-        kv_heads=int(_hf_get(cfg, "num_key_value_heads", default=heads)),
-        ffn_hidden=int(_hf_get(cfg, "intermediate_size", "n_inner", default=4 * hidden)),
+        kv_heads=num("num_key_value_heads", default=heads),
+        ffn_hidden=num("intermediate_size", "n_inner", default=4 * hidden),
         vocab=vocab,
         activation=activation,
         source=f"HuggingFace config {name}",
-        head_dim=int(_hf_get(cfg, "head_dim", default=0)),
+        head_dim=num("head_dim", default=0),
         tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-        max_seq_len=int(_hf_get(cfg, "max_position_embeddings", default=2048)),
+        max_seq_len=num("max_position_embeddings", default=2048),
         norm="rmsnorm" if "rms_norm_eps" in cfg else "layernorm",
         routed_experts=routed,
         shared_experts=shared,
-        top_k=int(_hf_get(cfg, "num_experts_per_tok", default=0)),
+        top_k=num("num_experts_per_tok", default=0),
         expert_ffn_hidden=expert_ffn,
-        first_dense_layers=int(_hf_get(cfg, "first_k_dense_replace", default=0)),
-        q_lora_rank=int(_hf_get(cfg, "q_lora_rank", default=0)),
-        kv_lora_rank=int(_hf_get(cfg, "kv_lora_rank", default=0)),
-        qk_nope_head_dim=int(_hf_get(cfg, "qk_nope_head_dim", default=0)),
-        qk_rope_head_dim=int(_hf_get(cfg, "qk_rope_head_dim", default=0)),
-        v_head_dim=int(_hf_get(cfg, "v_head_dim", default=0)),
-        mtp_layers=int(_hf_get(cfg, "num_nextn_predict_layers", default=0)),
-        sliding_window=int(_hf_get(cfg, "sliding_window", default=0) or 0),
+        first_dense_layers=num("first_k_dense_replace", default=0),
+        q_lora_rank=num("q_lora_rank", default=0),
+        kv_lora_rank=num("kv_lora_rank", default=0),
+        qk_nope_head_dim=num("qk_nope_head_dim", default=0),
+        qk_rope_head_dim=num("qk_rope_head_dim", default=0),
+        v_head_dim=num("v_head_dim", default=0),
+        mtp_layers=num("num_nextn_predict_layers", default=0),
+        sliding_window=num("sliding_window", default=0),
     )
 
 
@@ -135,5 +154,7 @@ def model_from_args(spec: str) -> ModelSpec:
             raise ScalewallError(f"{path}: cannot read: {exc.strerror}") from None
         except json.JSONDecodeError as exc:
             raise ScalewallError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+        except UnicodeDecodeError:
+            raise ScalewallError(f"{path}: not valid JSON: not UTF-8 text") from None
         return model_from_hf_config(cfg, str(path))
     return catalog.model(spec)

@@ -37,9 +37,17 @@ def read_csv_text(path: Path, *, names: list[str] | None = None) -> pd.DataFrame
     """All cells as strings (empty cells as ""); a missing file is a user error."""
     if not path.is_file():
         raise SpecError("trace", str(path), "no such file")
-    return pd.read_csv(
-        path, dtype=str, keep_default_na=False, header=None if names else "infer", names=names
-    )
+    try:
+        return pd.read_csv(
+            path, dtype=str, keep_default_na=False, header=None if names else "infer", names=names
+        )
+    except pd.errors.EmptyDataError:
+        raise SpecError("trace", str(path), "an empty file; a CSV with a header row") from None
+    except UnicodeDecodeError:
+        raise SpecError("trace", str(path), "not UTF-8 text; a CSV file") from None
+    except pd.errors.ParserError as exc:
+        reason = str(exc).strip().splitlines()[-1]
+        raise SpecError("trace", str(path), f"not a readable CSV: {reason}") from None
 
 
 def numeric(text: pd.Series, *, allow_empty: bool = False) -> npt.NDArray[np.float64]:

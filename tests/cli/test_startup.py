@@ -1,0 +1,55 @@
+"""The root command loads no subcommand module: ``scalewall --help`` imports no numpy, pandas,
+scipy or plotly, and what it lists for each command is the start of that command's help."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+import typer
+
+from scalewall.cli import app as app_module
+from scalewall.cli.app import SUBCOMMANDS, load_command
+
+HEAVY = ("numpy", "pandas", "scipy", "plotly", "scalewall.perf.step")
+
+
+def test_help_imports_nothing_heavy() -> None:
+    code = (
+        "import sys\nfrom scalewall.cli.app import main\nsys.argv = ['scalewall', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print('LOADED', [m for m in {HEAVY!r} if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "LOADED []" in out.stdout, out.stdout[-500:]
+    for name in SUBCOMMANDS:
+        assert name in out.stdout
+
+
+@pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
+def test_listed_summary_is_the_command_help(name: str) -> None:
+    real = " ".join((load_command(name).help or "").split())
+    assert real.startswith(SUBCOMMANDS[name][1].rstrip(".")), (name, real[:200])
+
+
+def test_ctrl_c_exits_130_with_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted_command(name: str) -> Any:
+        holder = typer.Typer()
+        holder.callback()(lambda: None)
+
+        @holder.command(name)
+        def _work() -> None:
+            raise KeyboardInterrupt
+
+        return typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(app_module, "load_command", interrupted_command)
+    monkeypatch.setattr(sys, "argv", ["scalewall", "estimate"])
+    with pytest.raises(SystemExit) as exc:
+        app_module.main()
+    assert exc.value.code == 130
+    assert capsys.readouterr().err.strip() == "interrupted"
