@@ -4,13 +4,21 @@ the published plan's rank among all feasible plans is reported (``pytest -s`` pr
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import numpy as np
 import pytest
 
 from scalewall.perf.batch import PlanBatch
 from scalewall.search import SearchSpace, enumerate_plans, search
 from scalewall.validation.harness import predict_case
-from scalewall.validation.runs import case_cluster, read_runs
+from scalewall.validation.runs import (
+    case_cluster,
+    default_runs_path,
+    frontier_runs_path,
+    read_runs,
+)
 
 MIN_COVERED = 40
 """The space covers most published plans; fewer covered cases means the space shrank."""
@@ -25,7 +33,10 @@ def _covered(case_plan: PlanBatch, space: PlanBatch) -> bool:
 
 def test_best_is_at_least_as_fast_as_every_published_plan() -> None:
     lines, covered = [], 0
-    for case in read_runs():
+    searched: dict[tuple[object, ...], Any] = {}
+    # The published and frontier files: the scaling and FSDP series repeat one plan shape over
+    # sizes, and searching them adds minutes for no new plan shape.
+    for case in read_runs(default_runs_path()) + read_runs(frontier_runs_path()):
         pred = predict_case(case)
         if not pred.fits:
             continue  # the published plan does not fit in our memory model: nothing to beat
@@ -44,15 +55,22 @@ def test_best_is_at_least_as_fast_as_every_published_plan() -> None:
             lines.append(f"{case.id}: not covered (tp={plan.tp}, mb={plan.micro_batch})")
             continue
         covered += 1
-        result = search(
-            case.model,
-            cluster,
-            global_batch=plan.global_batch,
-            seq_len=plan.seq_len,
-            space=space,
-            stack=case.stack,
-            top_k=1,
-        )
+        # Cases that ask the same question (shape, cluster, batch, precision, stack) share one
+        # search; each case's own plan is still checked against its best.
+        shape = dataclasses.replace(case.model, id="", name="")
+        key = (repr(shape), repr(sorted(case.hardware.items())), plan.global_batch, plan.seq_len)
+        key += (plan.precision, repr(case.stack))
+        if key not in searched:
+            searched[key] = search(
+                case.model,
+                cluster,
+                global_batch=plan.global_batch,
+                seq_len=plan.seq_len,
+                space=space,
+                stack=case.stack,
+                top_k=1,
+            )
+        result = searched[key]
         published = pred.row["tokens_per_s"]
         assert result.best is not None
         # Same step model on both sides: only float rounding separates equal plans.
