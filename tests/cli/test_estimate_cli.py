@@ -183,3 +183,40 @@ def test_estimate_json_has_an_interval_without_calibration() -> None:
     assert 0 < low < high
     assert data["interval_level"] == 0.9
     assert "out-of-sample errors of validation group" in data["interval_basis"]
+
+
+def test_the_cli_and_the_api_give_the_same_estimate() -> None:
+    """The README's question asked both ways (default stack, default sharding): one answer."""
+    from scalewall.api import estimate
+    from scalewall.cluster import resolve_cluster
+    from scalewall.plan.plan import ParallelPlan
+
+    result = cli(
+        "estimate",
+        "--model",
+        "llama3-70b",
+        "--gpu",
+        "h100-sxm-80gb",
+        "--gpus",
+        "1024",
+        "--tp",
+        "8",
+        "--pp",
+        "4",
+        "--vpp",
+        "5",
+        "--micro-batch",
+        "1",
+        "--global-batch",
+        "512",
+        "--seq-len",
+        "8192",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    plan = ParallelPlan(tp=8, pp=4, vpp=5, dp=32, micro_batch=1, global_batch=512, seq_len=8192)
+    api = estimate("llama3-70b", resolve_cluster(gpu="h100-sxm-80gb", gpus=1024), plan)
+    assert data["step_time_s"] == api.step_time_s
+    assert data["memory_total_bytes"] == api.memory_total_bytes
+    assert data["stack"] == api.stack == "megatron-core"

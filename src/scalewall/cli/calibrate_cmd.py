@@ -150,7 +150,7 @@ def calibrate_command(
     )
     write_profile(cal, output)
     if as_json:
-        print_json(fit_json(result, cal, output))
+        print_json(fit_json(result, cal, output), "calibration-fit")
     else:
         print_fit(result, output)
 

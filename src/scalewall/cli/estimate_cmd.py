@@ -166,7 +166,7 @@ def estimate_command(
             data["interval_basis"] = f"calibration {calibration}"
         else:
             data["interval_level"] = 0.9
-        print_json(data)
+        print_json(data, "estimate")
     else:
         print_estimate(result)
         if band is None and result.step_time_interval_s is not None:

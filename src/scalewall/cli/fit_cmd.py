@@ -47,7 +47,7 @@ def fit_command(
         for n in result.names
     }
     if as_json:
-        print_json({"profile": str(output), "fitted": rows, "fixed": FIXED})
+        print_json({"profile": str(output), "fitted": rows, "fixed": FIXED}, "fit")
         return
     table = Table("constant", "default", "fitted", "std. error", title="Fitted on published runs")
     for n, r in rows.items():

@@ -69,7 +69,7 @@ def validate_command(
         return
     report = validate_cases(runs.cases, read_errors=runs.errors)
     if as_json:
-        print_json(report.to_dict())
+        print_json(report.to_dict(), "validation")
         return
     _print_report(report)
 
@@ -128,7 +128,8 @@ def _check_calibration(cases: list[Case], path: Path, as_json: bool) -> None:
                 **report.to_dict(),
                 "calibration": str(path),
                 "defaults_groups": baseline.groups(),
-            }
+            },
+            "validation",
         )
         return
     _print_report(report, baseline)
@@ -156,7 +157,7 @@ def _cross_validate(
         command = " ".join(["scalewall", *sys.argv[1:]])
         write_groups(out_of_sample_groups(result, cases), write_errors, command)
     if as_json:
-        print_json(result.to_dict())
+        print_json(result.to_dict(), "cross-validation")
         return
     print_cross_validation(result)
 
