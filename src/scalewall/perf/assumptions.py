@@ -37,7 +37,8 @@ class Efficiency:
     gemm_sustained_ratio: float = 0.91
     """GEMM rate inside a training step over the accelerator's best-shape microbenchmark ceiling
     (``gemm_max_frac``): library heuristics on arbitrary shapes, clocks settling at the power
-    limit over a whole step. Calibrated once on the published runs (``scalewall validate``)."""
+    limit over a whole step. Fitted to the shipped runs' step times with the A100 clock as the
+    reference (``scalewall fit``: 0.915 +- 0.008, ``calibrate/data/defaults.toml``)."""
     unfused_attention_bytes_per_score: float = 6.0
     """HBM bytes per attention score in the unfused forward chain without dropout: write QK^T
     (2), fused scale-mask-softmax read and write (4)."""
@@ -66,8 +67,8 @@ class Efficiency:
     memory_reserved_bytes: float = 3.0 * 2**30
     """HBM not available to the model: CUDA context, NCCL buffers, allocator fragmentation."""
     dp_overlap_efficiency: float = 1.0
-    """Fraction of the overlap window that hides data-parallel communication (fitted on the
-    published runs: the whole window)."""
+    """Fraction of the overlap window that hides data-parallel communication. Fitted to the
+    shipped runs' step times (``scalewall fit``: at its upper bound 1, +- 0.18)."""
     pp_p2p_overlap_frac: float = 0.8
     """Fraction of pipeline point-to-point time hidden when the stack overlaps it."""
     pp_p2p_sync_s: float = 50e-6
@@ -179,9 +180,11 @@ class Efficiency:
     efficiencies above already give: 1.0."""
     overlap_compute_slowdown_frac: float = 0.0
     """Compute time lost per second of communication hidden behind it: collective kernels
-    occupy SMs (NCCL uses up to 32 of 132 on H100) and share HBM bandwidth. The published runs
-    show no measurable effect once the other constants are fitted, so the default is 0; set it
-    to study SM contention."""
+    occupy SMs (NCCL uses up to 32 of 132 on H100) and share HBM bandwidth. The Megatron runs,
+    whose overlapped communication is short against their compute, show no measurable effect;
+    with the FSDP runs, whose collectives overlap the whole step, ``scalewall fit`` gives
+    0.19 +- 0.05 (``calibrate/data/defaults.toml``). The default stays 0 until the fitted
+    profile replaces the defaults as a whole."""
     memory_fit_margin_frac: float = 0.05
     """Uncertainty of the memory model as a fraction of usable HBM: a plan whose predicted
     memory lies within this of the limit, either way, is ``near_memory_limit``. The model's
