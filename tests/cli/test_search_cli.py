@@ -84,3 +84,31 @@ def test_bad_input_is_one_line_exit_2(capsys, monkeypatch, args, needle) -> None
     code, _, err = run(capsys, monkeypatch, "search", *args)
     assert code == 2
     assert err.strip().count("\n") == 0 and needle in err and "Traceback" not in err
+
+
+def test_the_cli_and_the_api_find_the_same_best_plan(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One question asked both ways (default stack, batch and space): one best plan."""
+    import dataclasses
+
+    import scalewall
+
+    code, out, err = run(
+        capsys,
+        monkeypatch,
+        "search",
+        "-m",
+        "llama3-8b",
+        "--gpu",
+        "h100-sxm-80gb",
+        "--gpus",
+        "64",
+        "--json",
+    )
+    assert code == 0, err
+    top = json.loads(out)["top"][0]
+    best = scalewall.search("llama3-8b", gpu="h100-sxm-80gb", gpus=64).best
+    assert best is not None
+    assert top["plan"] == dataclasses.asdict(best.plan)
+    assert top["tokens_per_s"] == best.tokens_per_s
