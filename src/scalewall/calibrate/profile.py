@@ -28,6 +28,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import platform
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -305,3 +307,18 @@ def _known(name: str) -> bool:
     except KeyError:
         return False
     return True
+
+
+def software_provenance() -> dict[str, str]:
+    """The versions a profile was fitted with and the command that fitted it."""
+    from importlib.metadata import version
+
+    import scipy
+
+    return {
+        "scalewall": version("scalewall"),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "command": " ".join(["scalewall", *sys.argv[1:]]) if sys.argv else "",
+    }

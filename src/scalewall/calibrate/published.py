@@ -20,21 +20,18 @@ about the fit, not about that history.
 from __future__ import annotations
 
 import hashlib
-import platform
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy
 
 from scalewall.calibrate.fit import FitResult, fit
 from scalewall.calibrate.observations import from_cases, step_metric
 from scalewall.calibrate.parameters import CLOCK_PREFIX, PARAMETERS, apply, clock_name
+from scalewall.calibrate.profile import software_provenance
 from scalewall.errors import SpecError
 from scalewall.perf.assumptions import Efficiency
 from scalewall.validation.error_bars import ErrorGroup, generation
@@ -104,11 +101,7 @@ def provenance(paths: Sequence[Path], cases: Sequence[Case]) -> dict[str, Any]:
         for p in paths
     ]
     return {
-        "scalewall": version("scalewall"),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "command": " ".join(["scalewall", *sys.argv[1:]]) if sys.argv else "",
+        **software_provenance(),
         "cases": len(cases),
         "inputs": inputs,
         "fixed": FIXED,

@@ -3,34 +3,22 @@
 from __future__ import annotations
 
 import datetime as dt
-import platform
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import numpy as np
-import scipy
 import typer
 from rich.table import Table
 
 from scalewall import catalog
 from scalewall.calibrate import Calibration, FitResult, collect, fit, summary, write_profile
 from scalewall.calibrate.parameters import PARAMETERS
+from scalewall.calibrate.profile import software_provenance
 from scalewall.cli.common import check_output_path, load_cluster
 from scalewall.cli.output import console, print_json
 
 
 def _provenance(paths: list[Path], sources: tuple[dict[str, Any], ...]) -> dict[str, Any]:
-    from importlib.metadata import version
-
-    return {
-        "scalewall": version("scalewall"),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "command": " ".join(["scalewall", *sys.argv[1:]]) if sys.argv else "",
-        "inputs": list(sources),
-    }
+    return {**software_provenance(), "inputs": list(sources)}
 
 
 def fit_json(result: FitResult, cal: Calibration, output: Path) -> dict[str, Any]:

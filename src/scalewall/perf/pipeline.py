@@ -26,17 +26,6 @@ from scalewall.plan.topology import Cluster
 
 FloatArray = NDArray[np.float64]
 
-SCHEDULES = ("1f1b", "interleaved-1f1b", "dualpipe")
-"""Pipeline schedules the step model knows, by the name their papers give them."""
-
-
-def schedule_names(stack: Stack, vpp: FloatArray) -> NDArray[np.str_]:
-    """The schedule each plan runs: the stack's DualPipe, else interleaved when vpp > 1."""
-    if stack.dualpipe:
-        return np.full(vpp.shape, "dualpipe")
-    result: NDArray[np.str_] = np.where(vpp > 1, "interleaved-1f1b", "1f1b")
-    return result
-
 
 def bubble_s(
     stack: Stack, pp: FloatArray, vpp: FloatArray, t_sum: FloatArray, t_max: FloatArray
@@ -72,4 +61,4 @@ def p2p_s(
     return result
 
 
-__all__ = ["SCHEDULES", "bubble_s", "p2p_s", "schedule_names"]
+__all__ = ["bubble_s", "p2p_s"]

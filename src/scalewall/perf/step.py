@@ -225,7 +225,12 @@ def expected_max_normal(n: FloatArray) -> FloatArray:
     (Blom 1958; within 1% of the exact value for n >= 2: 0.56 at 2, 3.2 at 1,024)."""
     # A batch holds few distinct job sizes: invert the normal once per size (the standard
     # library's inverse CDF, so a single estimate does not load scipy).
-    sizes, index = np.unique(np.asarray(n, dtype=np.float64), return_inverse=True)
+    flat = np.asarray(n, dtype=np.float64).ravel()
+    if flat.size and flat.min() == flat.max():
+        # A search batch is one job size: no sort over its rows.
+        sizes, index = flat[:1], np.zeros(flat.size, dtype=np.intp)
+    else:
+        sizes, index = np.unique(flat, return_inverse=True)
     quantiles = [
         NormalDist().inv_cdf((k - 0.375) / (k + 0.25)) if k > 1 else 0.0 for k in sizes.tolist()
     ]
