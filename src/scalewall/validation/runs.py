@@ -25,6 +25,19 @@ VOCAB_PAD_MULTIPLE = 128
 """Megatron pads the vocabulary to a multiple of 128 x tp (``make_vocab_size_divisible_by``)."""
 GELU_FFN_MULTIPLE = 4
 """GPT-style FFN width (4 x hidden) when a source gives none."""
+SWIGLU_FFN_FRACTION = 2 / 3
+SWIGLU_FFN_ROUND = 64
+"""A SwiGLU FFN width a source does not give: Megatron-LM's ``--swiglu`` default,
+``int(4 * hidden * 2 / 3 / 64) * 64`` (megatron/training/arguments.py), which keeps the FFN's
+FLOPs those of a 4 x hidden GeLU FFN."""
+
+
+def default_ffn_hidden(hidden: int, activation: str) -> int:
+    """The FFN width Megatron-LM takes when none is given, for ``activation``."""
+    width = GELU_FFN_MULTIPLE * hidden
+    if activation == "swiglu":
+        return int(width * SWIGLU_FFN_FRACTION / SWIGLU_FFN_ROUND) * SWIGLU_FFN_ROUND
+    return width
 
 
 PUBLISHED_METRICS = (
@@ -191,7 +204,8 @@ def _model(case_id: str, data: dict[str, Any], tp: int, base: Path | None = None
         hidden=data["hidden"],
         heads=data["heads"],
         kv_heads=data.get("kv_heads") or data["heads"],
-        ffn_hidden=data.get("ffn_hidden") or GELU_FFN_MULTIPLE * data["hidden"],
+        ffn_hidden=data.get("ffn_hidden")
+        or default_ffn_hidden(data["hidden"], data.get("activation") or "gelu"),
         vocab=vocab,
         activation=data.get("activation") or "gelu",
         source="validation case",
