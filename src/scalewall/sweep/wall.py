@@ -96,7 +96,7 @@ def cluster_design(cluster: str | Path | Cluster | None, gpu: str | None) -> Clu
     else:
         gpu = gpu or DEFAULT_GPU
         systems = catalog.systems()
-        system = systems[gpu] if gpu in systems else default_system(gpu)
+        system = systems.get(gpu) or systems.get(catalog.normal_name(gpu)) or default_system(gpu)
         fabric, name = default_fabric(system), ""
     return ClusterDesign(
         system=system,
