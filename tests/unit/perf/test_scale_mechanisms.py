@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -125,3 +127,47 @@ def test_keeping_parameters_after_forward_saves_the_backward_gather() -> None:
     slow, fast = _fsdp(twice, 64), _fsdp(once, 64)
     assert fast.breakdown_s["fsdp_comm"][0] <= slow.breakdown_s["fsdp_comm"][0]
     assert fast.step_time_s[0] <= slow.step_time_s[0]
+
+
+def _hashed_cluster():  # type: ignore[no-untyped-def]
+    # 12,288 A100 on RoCE: leaf 256 GPUs, spine 2,048, core 12,288, spine and core hashed.
+    from scalewall.validation.runs import case_cluster, read_runs, scaling_runs_path
+
+    case = next(c for c in read_runs(scaling_runs_path()) if c.hardware["gpus"] == 12288)
+    return case_cluster(case.hardware)
+
+
+def test_hash_slowdown_is_the_busiest_path_at_full_share_and_nothing_when_light() -> None:
+    eff = Efficiency()
+    spine = _hashed_cluster().tiers[2]
+    assert spine.hashed_paths > 1
+    full = float(coll.hash_slowdown(spine, eff, np.array([1.0]))[0])
+    # Balls into bins at s = 1: 1 + sqrt(2 ln U / k) (Raab and Steger 1998).
+    expected = 1.0 + np.sqrt(2.0 * np.log(spine.hashed_paths) / eff.ecmp_flows_per_path)
+    assert full == pytest.approx(expected, rel=1e-12)
+    light = float(coll.hash_slowdown(spine, eff, np.array([1.0 / 32.0]))[0])
+    assert light == 1.0
+
+
+def test_a_ring_with_one_rank_per_leaf_pays_the_collision_on_its_whole_message() -> None:
+    """A group whose every rank sits under its own leaf crosses the spine on every hop: the
+    whole message is slowed by the busiest path, not only the residue after the leaf."""
+    eff, cluster = Efficiency(), _hashed_cluster()
+    n, big = np.array([8.0]), np.array([1e9])
+    stride = np.array([256.0])  # one rank per leaf, all under one spine
+    hashed = coll.allreduce_time_s(cluster, eff, n, stride, big)[0]
+    adaptive = dataclasses.replace(eff, ecmp_flows_per_path=1e30)
+    clean = coll.allreduce_time_s(cluster, adaptive, n, stride, big)[0]
+    spine = cluster.tiers[2]
+    slowdown = float(coll.hash_slowdown(spine, eff, np.array([1.0]))[0])
+    # Bandwidth-bound: the time scales with the slowdown (launch and latency are < 0.1%).
+    assert hashed / clean == pytest.approx(slowdown, rel=0.01)
+
+
+def test_a_ring_that_stays_mostly_in_its_leaf_pays_no_collision() -> None:
+    eff, cluster = Efficiency(), _hashed_cluster()
+    n, big, stride = np.array([192.0]), np.array([1e9]), np.array([8.0])  # 32 ranks per leaf
+    adaptive = dataclasses.replace(eff, ecmp_flows_per_path=1e30)
+    hashed = coll.allreduce_time_s(cluster, eff, n, stride, big)[0]
+    clean = coll.allreduce_time_s(cluster, adaptive, n, stride, big)[0]
+    assert hashed == pytest.approx(clean, rel=1e-12)
