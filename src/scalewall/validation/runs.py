@@ -109,6 +109,7 @@ class Case:
             "frontier",
             "megascale",
             "llmfoundry",
+            "torchtitan",
         ):
             if self.id.startswith(prefix):
                 return prefix
@@ -129,6 +130,13 @@ def scaling_runs_path() -> Path:
 def fsdp_runs_path() -> Path:
     """Published PyTorch FSDP runs (MosaicML LLM Foundry's H100 table) shipped in the package."""
     return Path(str(resources.files("scalewall.validation") / "data" / "fsdp_runs.json"))
+
+
+def torchtitan_runs_path() -> Path:
+    """torchtitan's FSDP weak-scaling pair (8 and 128 H100), a scaling check only: the runs
+    used 96 GB H100 at a 500 W power limit, which the catalog does not hold, so the file is not
+    among ``shipped_runs_paths`` (validate, fit and the memory test)."""
+    return Path(str(resources.files("scalewall.validation") / "data" / "torchtitan_runs.json"))
 
 
 def shipped_runs_paths() -> tuple[Path, ...]:
