@@ -112,23 +112,38 @@ def print_wall(result: WallResult) -> None:
 
 
 def _print_band(band: Any) -> None:
-    table = Table(
-        "GPUs",
-        "tokens/s low",
-        "tokens/s high",
-        "band width",
-        title=f"Calibrated {band.level:.0%} prediction band",
-    )
+    validation = band.basis == "validation"
+    columns = ["GPUs", "tokens/s low", "tokens/s high", "band width"]
+    title = f"Calibrated {band.level:.0%} prediction band"
+    if validation:
+        columns.append("errors of")
+        title = (
+            f"{band.level:.0%} band from the out-of-sample errors of the closest validation "
+            "group (not calibrated)"
+        )
+    table = Table(*columns, title=title)
     for r in band.rows:
         low, high = r["tokens_per_s_interval"]
-        table.add_row(str(r["gpus"]), f"{low:,.0f}", f"{high:,.0f}", f"{r['relative_width']:.0%}")
+        cells = [str(r["gpus"]), f"{low:,.0f}", f"{high:,.0f}", f"{r['relative_width']:.0%}"]
+        table.add_row(*cells, *([r["group"]] if validation else []))
     console.print(table)
     if band.too_wide_from_gpus is None:
         console.print(f"The band stays within {band.max_relative_width:.0%} at every size.")
     else:
         console.print(
             f"[bold]Too wide to trust from {band.too_wide_from_gpus} GPUs[/bold]: the band "
-            f"exceeds {band.max_relative_width:.0%} of the prediction; measure at a larger scale."
+            f"exceeds {band.max_relative_width:.0%} of the prediction; "
+            + (
+                "calibrate on runs measured on your cluster to narrow it."
+                if validation
+                else "measure at a larger scale."
+            )
+        )
+    if band.extrapolated_from_gpus is not None:
+        console.print(
+            f"From {band.extrapolated_from_gpus} GPUs the sizes are larger than every "
+            "validation run of this kind: the band there is an extrapolation. Calibrating on "
+            "your own runs (scalewall calibrate) gives a band that widens with the distance."
         )
 
 
@@ -236,6 +251,16 @@ def wall_command(
         band = wall_band(
             result,
             cal,
+            spec,
+            design,
+            load_stack(stack, cuda_graphs, stack_set),
+            max_relative_width=band_width,
+        )
+    elif any(row["found"] for row in result.rows):
+        from scalewall.calibrate.band import validation_wall_band
+
+        band = validation_wall_band(
+            result,
             spec,
             design,
             load_stack(stack, cuda_graphs, stack_set),
