@@ -34,11 +34,11 @@ class StepEstimate:
     model_tflops_per_gpu: float
     hardware_tflops_per_gpu: float
     fits: bool
-    memory: dict[str, float] = field(default_factory=dict)
+    memory_bytes: dict[str, float] = field(default_factory=dict)
     """Bytes per GPU on the most loaded pipeline stage, by part."""
     memory_total_bytes: float = 0.0
     hbm_bytes: float = 0.0
-    breakdown: dict[str, float] = field(default_factory=dict)
+    breakdown_s: dict[str, float] = field(default_factory=dict)
     """Seconds per step by part; the parts add up to ``step_time_s``."""
     stack: str = ""
     """The software stack's catalog id (``<id>+overrides`` when fields were overridden)."""
@@ -53,9 +53,19 @@ class StepEstimate:
         return asdict(self)
 
     @property
+    def breakdown(self) -> dict[str, float]:
+        """``breakdown_s`` (the name search results use for the same parts)."""
+        return self.breakdown_s
+
+    @property
+    def memory(self) -> dict[str, float]:
+        """``memory_bytes``."""
+        return self.memory_bytes
+
+    @property
     def limiter(self) -> str:
         """The largest part of the step other than useful compute."""
-        losses = {k: v for k, v in self.breakdown.items() if k != "compute"}
+        losses = {k: v for k, v in self.breakdown_s.items() if k != "compute"}
         return max(losses, key=lambda k: losses[k])
 
 
@@ -101,10 +111,10 @@ def estimate(
         model_tflops_per_gpu=float(out.model_tflops_per_gpu[0]),
         hardware_tflops_per_gpu=float(out.hardware_tflops_per_gpu[0]),
         fits=bool(out.fits[0]),
-        memory={k: float(v[0]) for k, v in out.memory_bytes.items()},
+        memory_bytes={k: float(v[0]) for k, v in out.memory_bytes.items()},
         memory_total_bytes=float(out.memory_total_bytes[0]),
         hbm_bytes=cluster.accelerator.hbm_capacity_bytes,
-        breakdown={k: float(v[0]) for k, v in out.breakdown_s.items()},
+        breakdown_s={k: float(v[0]) for k, v in out.breakdown_s.items()},
         stack=resolved_stack.id,
         step_time_interval_s=band.step_time_interval_s,
         interval_basis=band.basis,

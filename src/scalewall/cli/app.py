@@ -66,6 +66,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "scalewall.cli.report_cmd",
         "Write one HTML page (opens offline) comparing cluster options for a model",
     ),
+    "schema": (
+        "scalewall.cli.schema_cmd",
+        "Print the JSON Schema of a --json output kind or an input file (no KIND: list them).",
+    ),
     "probe": (
         "scalewall.cli.probe_cmd",
         "Measure GEMM, attention, device memory and collectives (needs the probe extra).",

@@ -72,10 +72,10 @@ def print_estimate(result: StepEstimate) -> None:
     head.add_row("largest loss", result.limiter)
     console.print(head)
     parts = Table("step part", "seconds", "share")
-    for name, seconds in result.breakdown.items():
+    for name, seconds in result.breakdown_s.items():
         parts.add_row(name, f"{seconds:.4f}", f"{seconds / result.step_time_s:.1%}")
     mem = Table("memory part", "GiB")
-    for name, value in result.memory.items():
+    for name, value in result.memory_bytes.items():
         mem.add_row(name, f"{value / GIB:.2f}")
     console.print(parts)
     console.print(mem)

@@ -154,7 +154,7 @@ class SearchResult:
         return {
             "model": self.model,
             "cluster": self.cluster,
-            "num_gpus": self.num_gpus,
+            "gpus": self.num_gpus,
             "global_batch": self.global_batch,
             "global_batch_tokens": self.global_batch * self.seq_len,
             "seq_len": self.seq_len,
