@@ -90,7 +90,8 @@ class Planner:
         """Options with uploads and user-built clusters written to server files in
         ``workdir``; raises SpecError for a path, an unknown upload or a cluster too large."""
         rq.check_ids(options)
-        rq.check_limits(options.get("_kind", ""), options, self.limits)
+        kind = options.get("_kind", "")
+        rq.check_limits(kind, options, self.limits)
         options = {k: v for k, v in options.items() if not k.startswith("_")}
         for key in ("model", "step_model"):
             upload = rq.upload_id(str(options.get(key) or ""))
@@ -102,7 +103,8 @@ class Planner:
             path = workdir / f"{re.sub(r'[^A-Za-z0-9._-]', '-', found[0])}.json"
             path.write_text(json.dumps(found[1]))
             options[key] = str(path)
-        if options.get("system") or options.get("fabric") or "nodes" in options:
+        # simulate's --nodes is its own synthetic cluster, not a catalog system's node count
+        if kind != "simulate" and ({"system", "fabric", "nodes"} & set(options)):
             options = self._cluster_file(options, workdir)
         return options
 

@@ -36,8 +36,16 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "PYTHONPATH": str(SRC)}
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from scalewall.cli.app import main; main()", "serve",
-             "--port", str(self.port), "--db", str(db)],
+            [
+                sys.executable,
+                "-c",
+                "from scalewall.cli.app import main; main()",
+                "serve",
+                "--port",
+                str(self.port),
+                "--db",
+                str(db),
+            ],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -49,7 +57,8 @@ class Server:
                     return
             except httpx.TransportError:
                 if self.proc.poll() is not None:
-                    raise RuntimeError(self.proc.stderr.read().decode() if self.proc.stderr else "")
+                    log = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                    raise RuntimeError(log) from None
                 time.sleep(0.2)
         self.stop()
         raise RuntimeError("scalewall serve did not answer")

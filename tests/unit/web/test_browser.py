@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tests.unit.web.conftest import Server
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -23,11 +22,19 @@ CHROMIUM = Path(os.environ.get("SCALEWALL_CHROMIUM", "/usr/bin/chromium"))
 if not CHROMIUM.exists() and shutil.which("chromium") is None:
     pytest.skip(f"no Chromium at {CHROMIUM} or on PATH", allow_module_level=True)
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 PLOT_JS = """(id) => { const el = document.getElementById(id);
   return { traces: el.data ? el.data.length : 0,
-           points: el.data ? el.data.reduce((n, t) => n + (t.y ? t.y.filter(v => v !== null).length : 0), 0) : 0,
+           points: el.data ? el.data.reduce(
+             (n, t) => n + (t.y ? t.y.filter(v => v !== null).length : 0), 0) : 0,
            marks: Array.from(el.querySelectorAll('.trace path, .trace .point'))
              .filter(p => (p.getAttribute('d') || '').length > 2).length }; }"""
 WAIT_MS = 90_000
@@ -44,15 +51,20 @@ def page(server: Server) -> Iterator[tuple[Any, list[str]]]:
         tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         tab.on("pageerror", lambda e: errors.append(str(e)))
         # Only the server itself may be asked for anything: no CDN, no outside request.
-        tab.route("**/*", lambda r: r.continue_() if r.request.url.startswith(server.url)
-                  else (errors.append(r.request.url), r.abort()))
+        tab.route(
+            "**/*",
+            lambda r: (
+                r.continue_()
+                if r.request.url.startswith(server.url)
+                else (errors.append(r.request.url), r.abort())
+            ),
+        )
         yield tab, errors
         browser.close()
 
 
 def _drawn(tab: Any, plot: str) -> dict[str, int]:
-    tab.wait_for_function(f"document.querySelector('#{plot} .main-svg') !== null",
-                          timeout=WAIT_MS)
+    tab.wait_for_function(f"document.querySelector('#{plot} .main-svg') !== null", timeout=WAIT_MS)
     return tab.evaluate(PLOT_JS, plot)  # type: ignore[no-any-return]
 
 

@@ -154,7 +154,7 @@ function drawWall(d) {
   const losses = parts.filter((p) => found.some((r) => (r.loss_fracs[p] || 0) > 0))
     .map((p) => ({ type: "bar", name: p, x: x.map(String), y: found.map((r) => r.loss_fracs[p] || 0) }));
   losses.unshift({ type: "bar", name: t("mfu"), x: x.map(String), y: found.map((r) => r.mfu) });
-  Plotly.newPlot("plot-losses", losses, { barmode: "stack", title: { text: t("losses") }, yaxis: { tickformat: ".0%" }, xaxis: { title: { text: t("gpus_axis") } } }, CONFIG);
+  Plotly.newPlot("plot-losses", losses, { barmode: "stack", title: { text: t("losses") }, yaxis: { tickformat: ".0%" }, xaxis: { type: "category", title: { text: t("gpus_axis") } } }, CONFIG);
 }
 
 async function runGoodput() {
