@@ -42,9 +42,7 @@ from scalewall.units import GIB
 
 def estimate_json(result: StepEstimate) -> dict[str, object]:
     """The documented ``--json`` object."""
-    data = result.to_dict()
-    data["limiter"] = result.limiter
-    return data
+    return result.to_dict()
 
 
 def print_estimate(result: StepEstimate) -> None:
@@ -164,8 +162,6 @@ def estimate_command(
             data["tokens_per_s_interval"] = list(band.tokens_per_s_interval)
             data["interval_level"] = band.level
             data["interval_basis"] = f"calibration {calibration}"
-        else:
-            data["interval_level"] = 0.9
         print_json(data, "estimate")
     else:
         print_estimate(result)
