@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 from tests.unit.web.conftest import SRC, Server, httpx, wait_job
 
+import scalewall
 from scalewall.schemas import schema
 
 SMALL = {"model": "megatron-1.7b", "gpu": "h100-sxm-80gb", "gpus": 16}
@@ -51,6 +52,11 @@ def test_estimate_is_the_cli_json(server: Server) -> None:
     )
     assert answer.json() == json.loads(cli.stdout)
     jsonschema.validate(answer.json(), schema("estimate"))
+    # and the Python API's document for the same plan (JSON turns tuples into lists)
+    api = scalewall.estimate(
+        "megatron-1.7b", gpu="h100-sxm-80gb", gpus=16, plan=answer.json()["plan"]
+    )
+    assert answer.json() == json.loads(json.dumps(api.to_dict()))
 
 
 def test_search_and_catalog_follow_their_schemas(server: Server) -> None:
