@@ -232,6 +232,10 @@ COMMANDS: dict[str, tuple[list[str], dict[str, st.SearchStrategy[str]]]] = {
         ["catalog"],
         {"": _pick(["models", "gpus", "xx", "models llama3-8b", "models nosuch"])},
     ),
+    "schema": (
+        ["schema"],
+        {"": _pick(["estimate", "runs", "xx", "estimate extra", ""])},
+    ),
     "probe": (
         ["probe", "show", "empty"],
         {"": _pick(DATA_FILES, ["missing"])},

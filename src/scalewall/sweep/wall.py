@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from scalewall import catalog
+from scalewall._result import ResultDisplay
 from scalewall.catalog.schema import Accelerator, ClusterSpec, Fabric, Link, ModelSpec, System
 from scalewall.cluster import default_fabric, default_system
 from scalewall.errors import ScalewallError, SpecError
@@ -272,8 +273,8 @@ class Knee:
         return asdict(self)
 
 
-@dataclass(frozen=True, kw_only=True)
-class WallResult:
+@dataclass(frozen=True, kw_only=True, repr=False)
+class WallResult(ResultDisplay):
     """One row per size (dicts with a documented schema), the knee, and the configuration."""
 
     model: str
@@ -302,7 +303,9 @@ class WallResult:
         return pd.DataFrame(flat)
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``scalewall-wall/1`` document (``scalewall schema wall``)."""
         return {
+            "format": "scalewall-wall/1",
             "model": self.model,
             "cluster": self.cluster,
             "knee_threshold": self.knee_threshold,
