@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 from typing import Annotated, Any
@@ -244,7 +245,7 @@ def wall_command(
             reuse=not fresh,
             on_row=lambda _row: bar.advance(task),
         )
-    band = None
+    band: Any = None
     if cal is not None:
         from scalewall.calibrate.band import wall_band
 
@@ -256,7 +257,7 @@ def wall_command(
             load_stack(stack, cuda_graphs, stack_set),
             max_relative_width=band_width,
         )
-    elif any(row["found"] for row in result.rows):
+    elif result.band is not None:
         from scalewall.calibrate.band import validation_wall_band
 
         band = validation_wall_band(
@@ -266,6 +267,8 @@ def wall_command(
             load_stack(stack, cuda_graphs, stack_set),
             max_relative_width=band_width,
         )
+    if band is not None:
+        result = dataclasses.replace(result, band=band.to_dict())
     if csv is not None:
         csv.parent.mkdir(parents=True, exist_ok=True)
         result.to_pandas().to_csv(csv, index=False)
@@ -280,7 +283,7 @@ def wall_command(
 
         write_wall_html(result, plot)
     if as_json:
-        print_json({**result.to_dict(), **({"band": band.to_dict()} if band else {})}, "wall")
+        print_json(result.to_dict(), "wall")
     else:
         print_wall(result)
         if band is not None:

@@ -286,6 +286,9 @@ class WallResult(ResultDisplay):
     results_path: str = ""
     reused_rows: int = 0
     settings: dict[str, Any] = field(default_factory=dict)
+    band: dict[str, Any] | None = None
+    """The prediction band of every size (``calibrate.band.WallBand.to_dict()``): without a
+    calibration, from the out-of-sample errors of the closest validation group."""
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per size: plan fields (``plan_<field>``), metrics, ``loss_<part>_frac``,
@@ -315,6 +318,7 @@ class WallResult(ResultDisplay):
             "results_path": self.results_path,
             "reused_rows": self.reused_rows,
             "rows": list(self.rows),
+            **({"band": self.band} if self.band is not None else {}),
         }
 
 
@@ -491,7 +495,7 @@ def wall(
         if on_row:
             on_row(row)
     ordered = with_efficiency(rows)
-    return WallResult(
+    result = WallResult(
         model=spec.id,
         cluster=design.name or f"{design.system.id} + {design.fabric.id}",
         rows=tuple(ordered),
@@ -509,3 +513,9 @@ def wall(
             "goodput": goodput,
         },
     )
+    if not any(row["found"] for row in ordered):
+        return result
+    from scalewall.calibrate.band import validation_wall_band
+
+    band = validation_wall_band(result, spec, design, config.stack)
+    return dataclasses.replace(result, band=band.to_dict())
