@@ -14,7 +14,8 @@ from scalewall._result import ResultDisplay
 from scalewall.catalog.schema import ModelSpec
 from scalewall.cluster import resolve_cluster
 from scalewall.errors import ScalewallError, SpecError
-from scalewall.perf.assumptions import Efficiency
+from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.plan.defaults import DEFAULT_GPU, DEFAULT_GPUS, plan_from_fields
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
 from scalewall.stack import StackSpec, resolve_stack
@@ -52,34 +53,33 @@ def resolve_model(model: ModelArg) -> ModelSpec:
 
 
 def resolve_any_cluster(cluster: ClusterArg, gpu: str | None, gpus: int | None) -> Cluster:
-    """A cluster as given, or from a catalog id, a cluster TOML or ``gpu`` x ``gpus``."""
+    """A cluster as given, or from a catalog id, a cluster TOML or ``gpu`` x ``gpus``; with
+    neither a cluster nor a GPU, ``DEFAULT_GPUS`` (or ``gpus``) of the ``DEFAULT_GPU``."""
     if isinstance(cluster, Cluster):
         return cluster
+    if cluster is None and gpu is None:
+        gpu, gpus = DEFAULT_GPU, DEFAULT_GPUS if gpus is None else gpus
     return resolve_cluster(str(cluster) if cluster is not None else None, gpu=gpu, gpus=gpus)
 
 
-def resolve_plan(cluster: Cluster, model: ModelSpec, plan: PlanArg) -> ParallelPlan:
-    """A plan as given, or from its fields (``dp`` defaults to what fills the cluster)."""
+def resolve_plan(
+    cluster: Cluster,
+    model: ModelSpec,
+    plan: PlanArg | None,
+    stack: Stack,
+    global_batch_tokens: int | None = None,
+) -> ParallelPlan:
+    """A plan as given, or from its fields with the others from ``PLAN_DEFAULTS`` (``dp``
+    fills the cluster, ``zero`` is the stack's sharding)."""
     if isinstance(plan, ParallelPlan):
         return plan
-    fields = dict(plan)
-    tp, pp, cp = int(fields.get("tp", 1)), int(fields.get("pp", 1)), int(fields.get("cp", 1))
-    for name, value in (("tp", tp), ("pp", pp), ("cp", cp)):
-        if value < 1:
-            raise SpecError(name, value, "must be a positive integer")
-    if model.heads % tp:
-        divisors = [d for d in range(1, model.heads + 1) if model.heads % d == 0]
-        raise SpecError("tp", tp, f"must divide the {model.heads} heads: one of {divisors}")
-    if fields.get("dp") is None:
-        denom = tp * pp * cp
-        if cluster.num_gpus % denom:
-            raise SpecError(
-                "tp",
-                tp,
-                f"tp x pp x cp = {denom} must divide the cluster's {cluster.num_gpus} GPUs",
-            )
-        fields["dp"] = cluster.num_gpus // denom
-    return ParallelPlan(**fields)
+    return plan_from_fields(
+        cluster,
+        model,
+        plan or {},
+        zero=stack.zero_stage,
+        global_batch_tokens=global_batch_tokens,
+    )
 
 
 def estimate(
@@ -92,19 +92,21 @@ def estimate(
     stack: StackSpec = None,
     stack_overrides: Mapping[str, Any] | Sequence[str] | None = None,
     efficiency: Efficiency | None = None,
+    global_batch_tokens: int | None = None,
 ) -> StepEstimate:
     """One plan's training step (``scalewall estimate``); ``plan`` is a ``ParallelPlan`` or
-    its fields (``{"tp": 8, "pp": 4, "global_batch": 512}``: dp fills the cluster)."""
+    some of its fields (``{"tp": 8, "pp": 4}``), the others as the CLI's (``PLAN_DEFAULTS``;
+    dp fills the cluster, zero is the stack's)."""
     from scalewall.api import estimate as estimate_step
 
     spec = resolve_model(model)
     resolved = resolve_any_cluster(cluster, gpu, gpus)
+    software = resolve_stack(stack, stack_overrides)
     return estimate_step(
         spec,
         resolved,
-        resolve_plan(resolved, spec, plan if plan is not None else {}),
-        stack=stack,
-        stack_overrides=stack_overrides,
+        resolve_plan(resolved, spec, plan, software, global_batch_tokens),
+        stack=software,
         efficiency=efficiency,
     )
 
@@ -177,7 +179,9 @@ def goodput(
     stack: StackSpec = None,
     stack_overrides: Mapping[str, Any] | Sequence[str] | None = None,
     global_batch: int | None = None,
-    seq_len: int = 8192,
+    global_batch_tokens: int | None = None,
+    seq_len: int | None = None,
+    efficiency: Efficiency | None = None,
 ) -> GoodputRun:
     """Failures, checkpoints, the optimal interval and goodput of one job
     (``scalewall goodput``): ``plan`` (or ``best_plan=True``: the search's best by tokens/s x
@@ -207,12 +211,26 @@ def goodput(
             spare_nodes=spare_nodes,
             run_s=run_s,
         )
-        job = _best_plan_job(spec, resolved, objective, global_batch, seq_len, software)
+        job = _best_plan_job(
+            spec,
+            resolved,
+            objective,
+            global_batch,
+            global_batch_tokens,
+            seq_len,
+            software,
+            efficiency,
+        )
     else:
         from scalewall.api import estimate as estimate_step
 
-        given = resolve_plan(resolved, spec, plan if plan is not None else {})
-        est = estimate_step(spec, resolved, given, stack=software)
+        fields: PlanArg = (
+            plan
+            if isinstance(plan, ParallelPlan)
+            else {"global_batch": global_batch, "seq_len": seq_len, **(plan or {})}
+        )
+        given = resolve_plan(resolved, spec, fields, software, global_batch_tokens)
+        est = estimate_step(spec, resolved, given, stack=software, efficiency=efficiency)
         job = Job(
             plan=given,
             plan_source="given",
@@ -249,8 +267,10 @@ def _best_plan_job(
     cluster: Cluster,
     objective: Any,
     global_batch: int | None,
-    seq_len: int,
+    global_batch_tokens: int | None,
+    seq_len: int | None,
     stack: Any,
+    efficiency: Efficiency | None,
 ) -> Job:
     """The search's best plan by goodput-adjusted tokens/s, with its step time."""
     from scalewall.search.engine import search as search_plans
@@ -259,10 +279,12 @@ def _best_plan_job(
         model,
         cluster,
         global_batch=global_batch,
+        global_batch_tokens=global_batch_tokens,
         seq_len=seq_len,
         objective_name=objective,
         top_k=1,
         stack=stack,
+        efficiency=efficiency,
     )
     if result.best is None:
         raise ScalewallError(f"{cluster.num_gpus} GPUs: {result.reason}")

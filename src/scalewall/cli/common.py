@@ -14,6 +14,7 @@ from scalewall.catalog.schema import ModelSpec
 from scalewall.cluster import resolve_cluster
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.plan.defaults import DEFAULT_GPU, DEFAULT_GPUS, PLAN_DEFAULTS, plan_from_fields
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
 from scalewall.stack import DEFAULT_STACK, parse_assignments, resolve_stack, stack_ids
@@ -61,16 +62,40 @@ CudaGraphsOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-# Plan flags shared by every subcommand that takes one plan.
+# Plan flags shared by every subcommand that takes one plan; their defaults are
+# PLAN_DEFAULTS (scalewall.plan.defaults), which the API and the web app read too.
 TpOpt = Annotated[int, typer.Option(help="Tensor-parallel width.")]
 PpOpt = Annotated[int, typer.Option(help="Pipeline stages.")]
 VppOpt = Annotated[int, typer.Option(help="Virtual stages per pipeline rank.")]
 DpOpt = Annotated[int | None, typer.Option(help="Data-parallel replicas (default: fill).")]
 CpOpt = Annotated[int, typer.Option(help="Context-parallel width.")]
 EpOpt = Annotated[int, typer.Option(help="Expert-parallel width (MoE).")]
+EtpOpt = Annotated[int, typer.Option(help="Expert tensor-parallel width (MoE).")]
+CpModeOpt = Annotated[
+    str, typer.Option(help="Context parallelism: ring (KV ring) or a2a (Ulysses).")
+]
+FirstStageLayersOpt = Annotated[
+    int, typer.Option(help="Layers on the first pipeline stage (0: even split).")
+]
+LastStageLayersOpt = Annotated[
+    int, typer.Option(help="Layers on the last pipeline stage (0: even split).")
+]
 MicroBatchOpt = Annotated[int, typer.Option(help="Sequences per micro-batch.")]
+GlobalBatchOpt = Annotated[
+    int | None,
+    typer.Option(help=f"Sequences per step (default {PLAN_DEFAULTS.global_batch})."),
+]
+GlobalBatchTokensOpt = Annotated[
+    int | None, typer.Option(help="Tokens per step, instead of --global-batch.")
+]
 SeqLenOpt = Annotated[int, typer.Option(help="Sequence length in tokens.")]
 RecomputeOpt = Annotated[str, typer.Option(help="none, selective or full.")]
+ZeroOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="0 all-reduce, 1 distributed optimizer, 2, 3 (default: the stack's sharding)."
+    ),
+]
 SequenceParallelOpt = Annotated[bool, typer.Option("--sequence-parallel/--no-sequence-parallel")]
 PrecisionOpt = Annotated[
     str, typer.Option(help="bf16, fp16, fp8 (per-tensor), fp8-block or mxfp8.")
@@ -87,6 +112,10 @@ def load_model(spec: str) -> ModelSpec:
 
 
 def load_cluster(cluster: str | None, gpu: str | None, gpus: int | None) -> Cluster:
+    """The cluster named, or ``gpus`` of ``gpu``; with neither, ``DEFAULT_GPUS`` (or
+    ``gpus``) of the ``DEFAULT_GPU``."""
+    if cluster is None and gpu is None:
+        gpu, gpus = DEFAULT_GPU, DEFAULT_GPUS if gpus is None else gpus
     return resolve_cluster(cluster, gpu=gpu, gpus=gpus)
 
 
@@ -130,27 +159,18 @@ def parse_sizes(text: str) -> list[int]:
 
 
 def plan_from_options(
-    cluster: Cluster, model: ModelSpec, *, dp: int | None, **fields: Any
+    cluster: Cluster,
+    model: ModelSpec,
+    stack: Stack,
+    *,
+    global_batch_tokens: int | None = None,
+    **fields: Any,
 ) -> ParallelPlan:
-    """A plan from CLI flags (``fields`` are ParallelPlan fields); ``dp`` defaults to what fills
-    the cluster."""
-    tp, pp, cp = int(fields.get("tp", 1)), int(fields.get("pp", 1)), int(fields.get("cp", 1))
-    for name, value in (("tp", tp), ("pp", pp), ("cp", cp)):
-        if value < 1:
-            raise SpecError(name, value, "must be a positive integer")
-    if model.heads % tp:
-        divisors = [d for d in range(1, model.heads + 1) if model.heads % d == 0]
-        raise SpecError("tp", tp, f"must divide the {model.heads} heads: one of {divisors}")
-    if dp is None:
-        denom = tp * pp * cp
-        if cluster.num_gpus % denom:
-            raise SpecError(
-                "tp",
-                tp,
-                f"tp x pp x cp = {denom} must divide the cluster's {cluster.num_gpus} GPUs",
-            )
-        dp = cluster.num_gpus // denom
-    return ParallelPlan(dp=dp, **fields)
+    """A plan from CLI flags (``fields`` are ParallelPlan fields; None: the default): the
+    resolver the Python API uses too (``dp`` fills the cluster, ``zero`` is the stack's)."""
+    return plan_from_fields(
+        cluster, model, fields, zero=stack.zero_stage, global_batch_tokens=global_batch_tokens
+    )
 
 
 def check_output_path(option: str, path: Path | None, *, directory: bool = False) -> None:
@@ -182,15 +202,34 @@ def read_json_file(path: Path) -> Any:
 
 
 __all__ = [
+    "PLAN_DEFAULTS",
     "CalibrationOpt",
     "ClusterOpt",
+    "CpModeOpt",
+    "CpOpt",
     "CudaGraphsOpt",
+    "DpOpt",
+    "EpOpt",
+    "EtpOpt",
+    "FirstStageLayersOpt",
+    "GlobalBatchOpt",
+    "GlobalBatchTokensOpt",
     "GpuOpt",
     "GpusOpt",
     "JsonOpt",
+    "LastStageLayersOpt",
+    "MicroBatchOpt",
     "ModelOpt",
+    "PpOpt",
+    "PrecisionOpt",
+    "RecomputeOpt",
+    "SeqLenOpt",
+    "SequenceParallelOpt",
     "StackOpt",
     "StackSetOpt",
+    "TpOpt",
+    "VppOpt",
+    "ZeroOpt",
     "catalog",
     "check_output_path",
     "load_calibration",

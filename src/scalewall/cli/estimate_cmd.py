@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 from rich.table import Table
 
@@ -11,13 +9,19 @@ from scalewall.api import StepEstimate, estimate
 from scalewall.cli.common import (
     CalibrationOpt,
     ClusterOpt,
+    CpModeOpt,
     CpOpt,
     CudaGraphsOpt,
     DpOpt,
     EpOpt,
+    EtpOpt,
+    FirstStageLayersOpt,
+    GlobalBatchOpt,
+    GlobalBatchTokensOpt,
     GpuOpt,
     GpusOpt,
     JsonOpt,
+    LastStageLayersOpt,
     MicroBatchOpt,
     ModelOpt,
     PpOpt,
@@ -29,6 +33,7 @@ from scalewall.cli.common import (
     StackSetOpt,
     TpOpt,
     VppOpt,
+    ZeroOpt,
     load_calibration,
     load_cluster,
     load_model,
@@ -36,6 +41,7 @@ from scalewall.cli.common import (
     plan_from_options,
 )
 from scalewall.cli.output import console, print_json
+from scalewall.plan.defaults import DEFAULT_MODEL, PLAN_DEFAULTS
 from scalewall.stack import DEFAULT_STACK
 from scalewall.units import GIB
 
@@ -80,38 +86,28 @@ def print_estimate(result: StepEstimate) -> None:
 
 
 def estimate_command(
-    model: ModelOpt = "llama3-70b",
+    model: ModelOpt = DEFAULT_MODEL,
     cluster: ClusterOpt = None,
     gpu: GpuOpt = None,
     gpus: GpusOpt = None,
-    tp: TpOpt = 8,
-    pp: PpOpt = 4,
-    vpp: VppOpt = 1,
+    tp: TpOpt = PLAN_DEFAULTS.tp,
+    pp: PpOpt = PLAN_DEFAULTS.pp,
+    vpp: VppOpt = PLAN_DEFAULTS.vpp,
     dp: DpOpt = None,
-    cp: CpOpt = 1,
-    ep: EpOpt = 1,
-    etp: Annotated[int, typer.Option(help="Expert tensor-parallel width (MoE).")] = 1,
-    cp_mode: Annotated[
-        str, typer.Option(help="Context parallelism: ring (KV ring) or a2a (Ulysses).")
-    ] = "ring",
-    first_stage_layers: Annotated[
-        int, typer.Option(help="Layers on the first pipeline stage (0: even split).")
-    ] = 0,
-    last_stage_layers: Annotated[
-        int, typer.Option(help="Layers on the last pipeline stage (0: even split).")
-    ] = 0,
-    micro_batch: MicroBatchOpt = 1,
-    global_batch: Annotated[int, typer.Option(help="Sequences per step.")] = 512,
-    seq_len: SeqLenOpt = 8192,
-    recompute: RecomputeOpt = "selective",
-    zero: Annotated[
-        int | None,
-        typer.Option(
-            help="0 all-reduce, 1 distributed optimizer, 2, 3 (default: the stack's sharding)."
-        ),
-    ] = None,
-    sequence_parallel: SequenceParallelOpt = True,
-    precision: PrecisionOpt = "bf16",
+    cp: CpOpt = PLAN_DEFAULTS.cp,
+    ep: EpOpt = PLAN_DEFAULTS.ep,
+    etp: EtpOpt = PLAN_DEFAULTS.etp,
+    cp_mode: CpModeOpt = PLAN_DEFAULTS.cp_mode,
+    first_stage_layers: FirstStageLayersOpt = PLAN_DEFAULTS.first_stage_layers,
+    last_stage_layers: LastStageLayersOpt = PLAN_DEFAULTS.last_stage_layers,
+    micro_batch: MicroBatchOpt = PLAN_DEFAULTS.micro_batch,
+    global_batch: GlobalBatchOpt = None,
+    global_batch_tokens: GlobalBatchTokensOpt = None,
+    seq_len: SeqLenOpt = PLAN_DEFAULTS.seq_len,
+    recompute: RecomputeOpt = PLAN_DEFAULTS.recompute,
+    zero: ZeroOpt = None,
+    sequence_parallel: SequenceParallelOpt = PLAN_DEFAULTS.sequence_parallel,
+    precision: PrecisionOpt = PLAN_DEFAULTS.precision,
     stack: StackOpt = DEFAULT_STACK,
     stack_set: StackSetOpt = None,
     cuda_graphs: CudaGraphsOpt = None,
@@ -119,14 +115,14 @@ def estimate_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Estimate one training step: time, tokens/s, MFU, memory and its breakdown."""
-    if cluster is None and gpu is None:
-        gpu, gpus = "h100-sxm-80gb", 1024 if gpus is None else gpus
     spec = load_model(model)
     resolved = load_cluster(cluster, gpu, gpus)
     software = load_stack(stack, cuda_graphs, stack_set)
     plan = plan_from_options(
         resolved,
         spec,
+        software,
+        global_batch_tokens=global_batch_tokens,
         tp=tp,
         pp=pp,
         dp=dp,
@@ -137,7 +133,7 @@ def estimate_command(
         global_batch=global_batch,
         seq_len=seq_len,
         recompute=recompute,
-        zero=software.zero_stage if zero is None else zero,
+        zero=zero,
         sequence_parallel=sequence_parallel,
         precision=precision,
         etp=etp,

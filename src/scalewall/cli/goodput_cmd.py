@@ -7,7 +7,7 @@ unless ``--step-s`` is given.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import pandas as pd
 import typer
@@ -16,14 +16,20 @@ from rich.table import Table
 from scalewall._entry import Job
 from scalewall._entry import goodput as run_goodput
 from scalewall.cli.common import (
+    CalibrationOpt,
     ClusterOpt,
+    CpModeOpt,
     CpOpt,
     CudaGraphsOpt,
     DpOpt,
     EpOpt,
+    EtpOpt,
+    FirstStageLayersOpt,
+    GlobalBatchTokensOpt,
     GpuOpt,
     GpusOpt,
     JsonOpt,
+    LastStageLayersOpt,
     MicroBatchOpt,
     ModelOpt,
     PpOpt,
@@ -35,10 +41,14 @@ from scalewall.cli.common import (
     StackSetOpt,
     TpOpt,
     VppOpt,
+    ZeroOpt,
+    load_calibration,
+    load_cluster,
     load_stack,
 )
 from scalewall.cli.output import console, print_json
 from scalewall.errors import SpecError
+from scalewall.plan.defaults import DEFAULT_MODEL, PLAN_DEFAULTS
 from scalewall.reliability import (
     GoodputResult,
     bandwidth_table,
@@ -48,9 +58,6 @@ from scalewall.reliability import (
 from scalewall.reliability.catalog import DEFAULT_FAILURE_RATES, DEFAULT_STORAGE
 from scalewall.stack import DEFAULT_STACK
 from scalewall.units import DAY_S, HOUR_S
-
-DEFAULT_GLOBAL_BATCH = 512
-"""Sequences per step of an explicit plan when none is given (as ``scalewall estimate``)."""
 
 
 def _interval(text: str) -> float | None:
@@ -121,31 +128,38 @@ def _print_frame(title: str, frame: pd.DataFrame) -> None:
 
 
 def goodput_command(
-    model: ModelOpt = "llama3-70b",
+    model: ModelOpt = DEFAULT_MODEL,
     cluster: ClusterOpt = None,
     gpu: GpuOpt = None,
     gpus: GpusOpt = None,
-    tp: TpOpt = 8,
-    pp: PpOpt = 4,
-    vpp: VppOpt = 1,
+    tp: TpOpt = PLAN_DEFAULTS.tp,
+    pp: PpOpt = PLAN_DEFAULTS.pp,
+    vpp: VppOpt = PLAN_DEFAULTS.vpp,
     dp: DpOpt = None,
-    cp: CpOpt = 1,
-    ep: EpOpt = 1,
-    micro_batch: MicroBatchOpt = 1,
+    cp: CpOpt = PLAN_DEFAULTS.cp,
+    ep: EpOpt = PLAN_DEFAULTS.ep,
+    etp: EtpOpt = PLAN_DEFAULTS.etp,
+    cp_mode: CpModeOpt = PLAN_DEFAULTS.cp_mode,
+    first_stage_layers: FirstStageLayersOpt = PLAN_DEFAULTS.first_stage_layers,
+    last_stage_layers: LastStageLayersOpt = PLAN_DEFAULTS.last_stage_layers,
+    micro_batch: MicroBatchOpt = PLAN_DEFAULTS.micro_batch,
     global_batch: Annotated[
         int | None,
-        typer.Option(help="Sequences per step (default 512; with --best-plan, 16M tokens)."),
+        typer.Option(
+            help=f"Sequences per step (default {PLAN_DEFAULTS.global_batch}; with --best-plan, "
+            "16M tokens)."
+        ),
     ] = None,
-    seq_len: SeqLenOpt = 8192,
-    recompute: RecomputeOpt = "selective",
-    zero: Annotated[
-        int, typer.Option(help="0: replica 0 writes the checkpoint; >= 1: every rank writes.")
-    ] = 1,
-    sequence_parallel: SequenceParallelOpt = True,
-    precision: PrecisionOpt = "bf16",
+    global_batch_tokens: GlobalBatchTokensOpt = None,
+    seq_len: SeqLenOpt = PLAN_DEFAULTS.seq_len,
+    recompute: RecomputeOpt = PLAN_DEFAULTS.recompute,
+    zero: ZeroOpt = None,
+    sequence_parallel: SequenceParallelOpt = PLAN_DEFAULTS.sequence_parallel,
+    precision: PrecisionOpt = PLAN_DEFAULTS.precision,
     stack: StackOpt = DEFAULT_STACK,
     stack_set: StackSetOpt = None,
     cuda_graphs: CudaGraphsOpt = None,
+    calibration: CalibrationOpt = None,
     best_plan: Annotated[
         bool,
         typer.Option(
@@ -174,33 +188,34 @@ def goodput_command(
 ) -> None:
     """Failures, checkpoint cost, optimal interval and goodput of one training job."""
     interval_s = _interval(interval)
-    if cluster is None and gpu is None:
-        gpu, gpus = "h100-sxm-80gb", 1024 if gpus is None else gpus
     if not run_days > 0:
         raise SpecError("run_days", run_days, "must be > 0")
     software = load_stack(stack, cuda_graphs, stack_set)
+    cal = load_calibration(calibration)
+    where: Any = load_cluster(cluster, gpu, gpus)
+    if cal is not None:
+        where = cal.apply_cluster(where)
+    plan = dict(
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        cp=cp,
+        ep=ep,
+        etp=etp,
+        cp_mode=cp_mode,
+        first_stage_layers=first_stage_layers,
+        last_stage_layers=last_stage_layers,
+        vpp=vpp,
+        micro_batch=micro_batch,
+        recompute=recompute,
+        zero=zero,
+        sequence_parallel=sequence_parallel,
+        precision=precision,
+    )
     run = run_goodput(
         model,
-        cluster,
-        None
-        if best_plan
-        else dict(
-            tp=tp,
-            pp=pp,
-            dp=dp,
-            cp=cp,
-            ep=ep,
-            vpp=vpp,
-            micro_batch=micro_batch,
-            global_batch=global_batch or DEFAULT_GLOBAL_BATCH,
-            seq_len=seq_len,
-            recompute=recompute,
-            zero=zero,
-            sequence_parallel=sequence_parallel,
-            precision=precision,
-        ),
-        gpu=gpu,
-        gpus=gpus,
+        where,
+        None if best_plan else plan,
         best_plan=best_plan,
         run_s=run_days * DAY_S,
         storage=storage,
@@ -213,7 +228,9 @@ def goodput_command(
         seed=seed,
         stack=software,
         global_batch=global_batch,
+        global_batch_tokens=global_batch_tokens,
         seq_len=seq_len,
+        efficiency=cal.efficiency() if cal else None,
     )
     result, job, inputs = run.result, run.job, run.inputs
     tables = {}

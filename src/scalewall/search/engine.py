@@ -24,6 +24,7 @@ from scalewall.errors import SpecError
 from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import memory_model, step_model
+from scalewall.plan.defaults import PLAN_DEFAULTS
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
 from scalewall.search.objective import DEFAULT_TOKEN_BUDGET, Objective, ObjectiveContext, objective
@@ -34,9 +35,9 @@ from scalewall.workload.user import model_from_args
 
 FloatArray = NDArray[np.float64]
 
-DEFAULT_SEQ_LEN = 8192
-"""Sequence length when none is given (capped by the model's context): Llama 3's pre-training
-length (arXiv 2407.21783, Sec. 3.4.1)."""
+DEFAULT_SEQ_LEN = PLAN_DEFAULTS.seq_len
+"""Sequence length when none is given (capped by the model's context): the plan default,
+Llama 3's pre-training length (arXiv 2407.21783, Sec. 3.4.1)."""
 DEFAULT_GLOBAL_BATCH_TOKENS = 16 * 2**20
 """Tokens per optimizer step when no batch is given: Llama 3 405B's 16M tokens per step
 (arXiv 2407.21783, Sec. 3.4.1: 2,048 sequences of 8,192 tokens)."""

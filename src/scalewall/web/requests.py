@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from scalewall.errors import SpecError
+from scalewall.plan.defaults import DEFAULT_MODEL, PLAN_DEFAULTS
 from scalewall.web.limits import Limits
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,79}$"
@@ -55,17 +56,27 @@ class ClusterChoice(Body):
 
 
 class PlanFields(Body):
-    tp: Positive = 8
-    pp: Positive = 4
-    vpp: Positive = 1
+    """One plan's options, with the defaults the CLI and the API have (``PLAN_DEFAULTS``)."""
+
+    model: ModelName = DEFAULT_MODEL
+    tp: Positive = PLAN_DEFAULTS.tp
+    pp: Positive = PLAN_DEFAULTS.pp
+    vpp: Positive = PLAN_DEFAULTS.vpp
     dp: Positive | None = None
-    cp: Positive = 1
-    ep: Positive = 1
-    micro_batch: Positive = 1
-    seq_len: Positive = 8192
-    recompute: Word = "selective"
-    sequence_parallel: bool = True
-    precision: Word = "bf16"
+    cp: Positive = PLAN_DEFAULTS.cp
+    ep: Positive = PLAN_DEFAULTS.ep
+    etp: Positive = PLAN_DEFAULTS.etp
+    cp_mode: Word = PLAN_DEFAULTS.cp_mode
+    first_stage_layers: Count = PLAN_DEFAULTS.first_stage_layers
+    last_stage_layers: Count = PLAN_DEFAULTS.last_stage_layers
+    micro_batch: Positive = PLAN_DEFAULTS.micro_batch
+    global_batch: Positive | None = None
+    global_batch_tokens: Positive | None = None
+    seq_len: Positive = PLAN_DEFAULTS.seq_len
+    recompute: Word = PLAN_DEFAULTS.recompute
+    zero: Annotated[int, Field(ge=0, le=3)] | None = None
+    sequence_parallel: bool = PLAN_DEFAULTS.sequence_parallel
+    precision: Word = PLAN_DEFAULTS.precision
     stack: Word | None = None
     cuda_graphs: Word | None = None
 
@@ -73,19 +84,11 @@ class PlanFields(Body):
 class EstimateRequest(ClusterChoice, PlanFields):
     """``scalewall estimate``."""
 
-    model: ModelName = "llama3-70b"
-    etp: Positive = 1
-    cp_mode: Word = "ring"
-    first_stage_layers: Count = 0
-    last_stage_layers: Count = 0
-    global_batch: Positive = 512
-    zero: Annotated[int, Field(ge=0, le=3)] | None = None
-
 
 class SearchRequest(ClusterChoice):
     """``scalewall search``."""
 
-    model: ModelName = "llama3-70b"
+    model: ModelName = DEFAULT_MODEL
     global_batch: Positive | None = None
     global_batch_tokens: Positive | None = None
     seq_len: Positive | None = None
@@ -103,7 +106,7 @@ class SearchRequest(ClusterChoice):
 class WallRequest(Body):
     """``scalewall wall`` (one worker per job; the results file is the job's own)."""
 
-    model: ModelName = "llama3-70b"
+    model: ModelName = DEFAULT_MODEL
     cluster: Id | None = None
     gpu: Id | None = None
     system: Id | None = None
@@ -124,9 +127,6 @@ class WallRequest(Body):
 class GoodputRequest(ClusterChoice, PlanFields):
     """``scalewall goodput``."""
 
-    model: ModelName = "llama3-70b"
-    global_batch: Positive | None = None
-    zero: Annotated[int, Field(ge=0, le=3)] = 1
     best_plan: bool = False
     storage: Word | None = None
     failure_rates: Word | None = None

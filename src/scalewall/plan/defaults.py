@@ -1,0 +1,115 @@
+"""The defaults of a plan asked for by its fields: one place that the CLI options, the Python
+API and the web request bodies read, so a question with fields left out gets the same plan
+everywhere.
+
+``ParallelPlan`` itself is the step model's complete input and keeps neutral defaults (every
+width 1); a question stated by fields (``--tp 8``, ``{"tp": 8}``) is completed from
+``PLAN_DEFAULTS`` by ``plan_from_fields``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from scalewall.catalog.schema import ModelSpec
+from scalewall.errors import SpecError
+from scalewall.plan.plan import ParallelPlan
+from scalewall.plan.topology import Cluster
+
+DEFAULT_MODEL = "llama3-70b"
+"""The model a command asks about without ``--model``."""
+DEFAULT_GPU = "h100-sxm-80gb"
+"""The accelerator of a question that names no cluster and no GPU."""
+DEFAULT_GPUS = 1024
+"""Its GPU count when ``--gpus`` is not given either."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanDefaults:
+    """The value of each plan field a question leaves out. ``dp`` fills the cluster and
+    ``zero`` is the stack's sharding (``zero_stage``), so neither has an entry."""
+
+    tp: int = 8
+    """Tensor-parallel width: one 8-GPU NVLink node."""
+    pp: int = 4
+    vpp: int = 1
+    cp: int = 1
+    ep: int = 1
+    etp: int = 1
+    cp_mode: str = "ring"
+    first_stage_layers: int = 0
+    """0: an even split."""
+    last_stage_layers: int = 0
+    micro_batch: int = 1
+    global_batch: int = 512
+    """Sequences per step: 512 x 8,192 = 4M tokens, the order of published pre-training
+    batches (Llama 3 starts at 4M tokens; arXiv 2407.21783, Sec. 3.4.1)."""
+    seq_len: int = 8192
+    """Llama 3's pre-training sequence length (arXiv 2407.21783, Sec. 3.4)."""
+    recompute: str = "selective"
+    sequence_parallel: bool = True
+    precision: str = "bf16"
+
+    def fields(self) -> dict[str, Any]:
+        """The defaults as ParallelPlan fields."""
+        return asdict(self)
+
+
+PLAN_DEFAULTS = PlanDefaults()
+
+
+def check_widths(model: ModelSpec, tp: int, pp: int, cp: int) -> None:
+    """Raise SpecError for a width below 1 or a tp that does not divide the heads (before
+    anything divides by them)."""
+    for name, value in (("tp", tp), ("pp", pp), ("cp", cp)):
+        if value < 1:
+            raise SpecError(name, value, "must be a positive integer")
+    if model.heads % tp:
+        divisors = [d for d in range(1, model.heads + 1) if model.heads % d == 0]
+        raise SpecError("tp", tp, f"must divide the {model.heads} heads: one of {divisors}")
+
+
+def fill_dp(cluster: Cluster, tp: int, pp: int, cp: int) -> int:
+    """The data-parallel width that fills ``cluster`` with tp x pp x cp model replicas;
+    raises SpecError when they do not divide it."""
+    denom = tp * pp * cp
+    if cluster.num_gpus % denom:
+        raise SpecError(
+            "tp", tp, f"tp x pp x cp = {denom} must divide the cluster's {cluster.num_gpus} GPUs"
+        )
+    return cluster.num_gpus // denom
+
+
+def plan_from_fields(
+    cluster: Cluster,
+    model: ModelSpec,
+    fields: Mapping[str, Any],
+    *,
+    zero: int = 1,
+    global_batch_tokens: int | None = None,
+) -> ParallelPlan:
+    """A plan from the fields a question gives, the others from ``PLAN_DEFAULTS``: ``dp``
+    (absent or None) fills the cluster, ``zero`` (absent or None) is the given stack's
+    sharding, and ``global_batch_tokens`` (tokens per step) sets ``global_batch`` to
+    tokens / seq_len when the batch is not given in sequences."""
+    given = {k: v for k, v in fields.items() if v is not None}
+    unknown = set(given) - set(ParallelPlan.__dataclass_fields__)
+    if unknown:
+        valid = ", ".join(sorted(ParallelPlan.__dataclass_fields__))
+        raise SpecError("plan", sorted(unknown)[0], f"a plan field: one of {valid}")
+    merged: dict[str, Any] = {**PLAN_DEFAULTS.fields(), "zero": zero, **given}
+    if global_batch_tokens is not None and "global_batch" not in given:
+        if global_batch_tokens < merged["seq_len"]:
+            raise SpecError(
+                "global_batch_tokens",
+                global_batch_tokens,
+                f"at least one sequence of {merged['seq_len']} tokens",
+            )
+        merged["global_batch"] = global_batch_tokens // merged["seq_len"]
+    tp, pp, cp = int(merged["tp"]), int(merged["pp"]), int(merged["cp"])
+    check_widths(model, tp, pp, cp)
+    if "dp" not in given:
+        merged["dp"] = fill_dp(cluster, tp, pp, cp)
+    return ParallelPlan(**merged)

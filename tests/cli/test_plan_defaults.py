@@ -1,0 +1,99 @@
+"""One place for plan defaults: the CLI options, the Python API and the web request bodies
+all read ``PLAN_DEFAULTS``, so a question with plan fields left out gets one answer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import scalewall
+from scalewall.cli.app import load_command
+from scalewall.plan.defaults import DEFAULT_MODEL, PLAN_DEFAULTS
+from scalewall.web.requests import EstimateRequest, GoodputRequest
+
+PLAN_COMMANDS = ("estimate", "goodput")
+
+
+def _options(command: str) -> dict[str, Any]:
+    """The command's option defaults, by parameter name."""
+    cmd = load_command(command)
+    return {p.name: p.default for p in cmd.params if p.param_type_name == "option"}
+
+
+@pytest.mark.parametrize("command", PLAN_COMMANDS)
+def test_cli_option_defaults_are_the_plan_defaults(command: str) -> None:
+    defaults = _options(command)
+    for name, value in PLAN_DEFAULTS.fields().items():
+        if name == "global_batch":
+            # Left out (None): the resolver fills PLAN_DEFAULTS.global_batch, or the tokens.
+            assert defaults[name] is None
+        else:
+            assert defaults[name] == value, name
+    assert defaults["model"] == DEFAULT_MODEL
+    assert defaults["dp"] is None and defaults["zero"] is None
+
+
+@pytest.mark.parametrize("request_model", [EstimateRequest, GoodputRequest])
+def test_web_request_defaults_are_the_plan_defaults(request_model: Any) -> None:
+    body = request_model()
+    for name, value in PLAN_DEFAULTS.fields().items():
+        expected = None if name == "global_batch" else value
+        assert getattr(body, name) == expected, name
+    # Nothing left at its default is passed on, so the command's own default applies.
+    assert body.options() == {}
+
+
+def test_cli_equals_api_with_plan_fields_left_out(run_cli: Callable[..., Any]) -> None:
+    args = ["--model", "llama3-8b", "--gpu", "h100-sxm-80gb", "--gpus", "64"]
+    result = run_cli("estimate", *args, "--json")
+    assert result.returncode == 0, result.stderr
+    cli = json.loads(result.stdout)
+    api = json.loads(
+        json.dumps(scalewall.estimate("llama3-8b", gpu="h100-sxm-80gb", gpus=64).to_dict())
+    )
+    assert api == cli
+    assert cli["plan"]["seq_len"] == PLAN_DEFAULTS.seq_len
+    assert cli["plan"]["global_batch"] == PLAN_DEFAULTS.global_batch
+
+
+def test_api_plan_fields_override_only_what_they_name() -> None:
+    est = scalewall.estimate("llama3-8b", gpu="h100-sxm-80gb", gpus=64, plan={"tp": 4})
+    plan = est.plan
+    assert (plan.tp, plan.pp, plan.dp) == (4, PLAN_DEFAULTS.pp, 64 // (4 * PLAN_DEFAULTS.pp))
+    assert plan.seq_len == PLAN_DEFAULTS.seq_len
+
+
+def test_global_batch_tokens_sets_the_batch(run_cli: Callable[..., Any]) -> None:
+    args = ["--model", "llama3-8b", "--gpu", "h100-sxm-80gb", "--gpus", "64"]
+    result = run_cli("estimate", *args, "--global-batch-tokens", str(2**22), "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["plan"]["global_batch"] == 2**22 // PLAN_DEFAULTS.seq_len
+    bad = run_cli("estimate", *args, "--global-batch-tokens", "100", "--json")
+    assert bad.returncode == 2 and "global_batch_tokens" in bad.stderr
+
+
+def test_goodput_states_the_llama3_405b_paper_plan(run_cli: Callable[..., Any]) -> None:
+    """Llama 3 405B on 16,384 H100 (arXiv 2407.21783, Table 4: TP 8, CP 1, PP 16, DP 128,
+    16M tokens per step), one layer off the first and last stage as the README's estimate."""
+    plan = ["--tp", "8", "--pp", "16", "--first-stage-layers", "7", "--last-stage-layers", "7"]
+    args = ["--model", "llama3.1-405b", "--gpu", "h100-sxm-80gb", "--gpus", "16384", *plan]
+    extra = ["--global-batch-tokens", str(16 * 2**20), "--etp", "1", "--cp-mode", "ring"]
+    result = run_cli("goodput", *args, *extra, "--cuda-graphs", "none", "--mc-runs", "0", "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["plan"]["dp"] == 128
+    assert doc["plan"]["global_batch"] == 2048
+    assert (doc["plan"]["first_stage_layers"], doc["plan"]["last_stage_layers"]) == (7, 7)
+    same = scalewall.goodput(
+        "llama3.1-405b",
+        gpu="h100-sxm-80gb",
+        gpus=16384,
+        plan={"tp": 8, "pp": 16, "first_stage_layers": 7, "last_stage_layers": 7},
+        global_batch_tokens=16 * 2**20,
+        stack_overrides={"cuda_graphs": "none"},
+        monte_carlo_runs=0,
+    )
+    assert json.loads(json.dumps(same.to_dict())) == doc
