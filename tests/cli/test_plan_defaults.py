@@ -97,3 +97,26 @@ def test_goodput_states_the_llama3_405b_paper_plan(run_cli: Callable[..., Any]) 
         monte_carlo_runs=0,
     )
     assert json.loads(json.dumps(same.to_dict())) == doc
+
+
+def test_goodput_takes_every_plan_option_estimate_takes() -> None:
+    assert set(_options("estimate")) - set(_options("goodput")) == set()
+
+
+@pytest.mark.parametrize("command", ["estimate", "goodput", "search", "wall", "cost", "report"])
+def test_shared_options_are_spelled_once(command: str) -> None:
+    """Where a command takes a model, cluster, stack or batch option, it is the common one."""
+    cmd = load_command(command)
+    flags = {p.name: tuple(p.opts) for p in cmd.params if p.param_type_name == "option"}
+    common = {
+        "model": ("--model", "-m"),
+        "gpu": ("--gpu",),
+        "gpus": ("--gpus", "-n"),
+        "stack_set": ("--stack-set",),
+        "cuda_graphs": ("--cuda-graphs",),
+        "global_batch_tokens": ("--global-batch-tokens",),
+        "calibration": ("--calibration",),
+    }
+    for name, opts in common.items():
+        if name in flags:
+            assert set(flags[name]) == set(opts), (command, name)

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from scalewall.cli.common import JsonOpt, StackSetOpt, check_output_path
+from scalewall.cli.common import CudaGraphsOpt, JsonOpt, StackSetOpt, check_output_path
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.errors import SpecError
 from scalewall.report import ClusterOption, Scenario, build_report, load_scenario
@@ -81,6 +81,7 @@ def report_command(
         typer.Option("--stack", help="Software stack id or alias (default: the scenario's)."),
     ] = None,
     stack_set: StackSetOpt = None,
+    cuda_graphs: CudaGraphsOpt = None,
     lang: Annotated[str, typer.Option(help=f"Language: {', '.join(LANGUAGES)}.")] = "en",
     out: Annotated[Path, typer.Option("--out", "-o", help="HTML file to write.")] = Path(
         "report.html"
@@ -94,6 +95,8 @@ def report_command(
     if lang not in LANGUAGES:
         raise SpecError("lang", lang, f"valid: {', '.join(LANGUAGES)}")
     check_output_path("--out", out)
+    if cuda_graphs is not None:
+        stack_set = [*(stack_set or []), f"cuda_graphs={cuda_graphs}"]
     spec = _scenario(scenario, model, cluster or [], token_budget, target_days, stack, stack_set)
     with err_console.status("building the report", spinner="dots") if not as_json else _null():
         report = build_report(spec)

@@ -11,6 +11,7 @@ from scalewall.cli.common import (
     CalibrationOpt,
     ClusterOpt,
     CudaGraphsOpt,
+    GlobalBatchTokensOpt,
     GpuOpt,
     GpusOpt,
     JsonOpt,
@@ -24,6 +25,7 @@ from scalewall.cli.common import (
 )
 from scalewall.cli.output import console, print_json
 from scalewall.errors import ScalewallError, SpecError
+from scalewall.plan.defaults import DEFAULT_MODEL
 from scalewall.search import (
     DEFAULT_TOKEN_BUDGET,
     SearchResult,
@@ -87,16 +89,14 @@ def print_search(result: SearchResult) -> None:
 
 
 def search_command(
-    model: ModelOpt = "llama3-70b",
+    model: ModelOpt = DEFAULT_MODEL,
     cluster: ClusterOpt = None,
     gpu: GpuOpt = None,
     gpus: GpusOpt = None,
     global_batch: Annotated[
         int | None, typer.Option(help="Sequences per step (default: 16M tokens).")
     ] = None,
-    global_batch_tokens: Annotated[
-        int | None, typer.Option(help="Tokens per step, instead of --global-batch.")
-    ] = None,
+    global_batch_tokens: GlobalBatchTokensOpt = None,
     seq_len: Annotated[
         int | None, typer.Option(help="Sequence length (default 8192, capped by the model).")
     ] = None,
@@ -120,8 +120,6 @@ def search_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Search every valid parallel plan; print the best with breakdown and what limits each."""
-    if cluster is None and gpu is None:
-        gpu, gpus = "h100-sxm-80gb", 1024 if gpus is None else gpus
     spec = load_model(model)
     resolved = load_cluster(cluster, gpu, gpus)
     cal = load_calibration(calibration)

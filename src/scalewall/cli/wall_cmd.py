@@ -14,7 +14,10 @@ from rich.table import Table
 from scalewall.cli.common import (
     CalibrationOpt,
     CudaGraphsOpt,
+    GlobalBatchTokensOpt,
+    GpuOpt,
     JsonOpt,
+    ModelOpt,
     StackOpt,
     StackSetOpt,
     check_output_path,
@@ -25,6 +28,7 @@ from scalewall.cli.common import (
 )
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.errors import ScalewallError
+from scalewall.plan.defaults import DEFAULT_MODEL
 from scalewall.search import DEFAULT_TOKEN_BUDGET, SearchSpace
 from scalewall.stack import DEFAULT_STACK
 from scalewall.sweep import (
@@ -153,21 +157,17 @@ def _executor(workers: int) -> Executor:
 
 
 def wall_command(
-    model: Annotated[
-        str, typer.Option("--model", "-m", help="Catalog id, config.json or TOML.")
-    ] = ("llama3-70b"),
+    model: ModelOpt = DEFAULT_MODEL,
     cluster: Annotated[
         str | None, typer.Option("--cluster", "-c", help="Cluster design (id or TOML) to resize.")
     ] = None,
-    gpu: Annotated[str | None, typer.Option(help="Accelerator or system id.")] = None,
+    gpu: GpuOpt = None,
     sizes: Annotated[
         str | None, typer.Option(help="GPU counts, e.g. 96,192,384 (default: powers of two).")
     ] = None,
     max_gpus: Annotated[int, typer.Option(help="Largest default size.")] = 32768,
     global_batch: Annotated[int | None, typer.Option(help="Sequences per step.")] = None,
-    global_batch_tokens: Annotated[
-        int | None, typer.Option(help="Tokens per step (default 16M).")
-    ] = None,
+    global_batch_tokens: GlobalBatchTokensOpt = None,
     max_global_batch: Annotated[
         int | None,
         typer.Option(help="Let the batch grow with the GPUs up to this many sequences."),
