@@ -56,7 +56,14 @@ def test_skip_bad_rows_replays_the_rest(tmp_path: Path) -> None:
     summary = json.loads(result.stdout)
     assert summary["bad_rows_skipped"] == 1 and summary["finished"] == 38
     assert (out / "jobs.csv").is_file() and (out / "timeseries.csv").is_file()
-    assert (tmp_path / "p.html").is_file()
+    _assert_offline(tmp_path / "p.html")
+
+
+def _assert_offline(path: Path) -> None:
+    """The figure carries plotly itself: it renders with no network."""
+    html = path.read_text()
+    assert '<script src="http' not in html
+    assert "Plotly.newPlot" in html and len(html) > 1_000_000  # plotly.js inlined (~4.5 MB)
 
 
 def test_fgd_json_prints_allocation_per_step() -> None:
@@ -76,6 +83,14 @@ def test_fgd_json_prints_allocation_per_step() -> None:
     data = json.loads(result.stdout)
     steps = data["allocation"]["default"]["bestfit"]
     assert len(steps) == 20 and steps[-1]["demand_frac"] == 0.2
+
+
+def test_fgd_plot_renders_offline(tmp_path: Path) -> None:
+    plot = tmp_path / "fgd.html"
+    args = ["--seeds", "1", "--policies", "random", "--max-demand", "0.05", "--at", "0.05"]
+    result = run_cli("fgd", *args, "--plot", str(plot))
+    assert result.returncode == 0, result.stderr
+    _assert_offline(plot)
 
 
 def test_unknown_policy_is_exit_2() -> None:

@@ -40,7 +40,7 @@ def plot_fgd(curves: pd.DataFrame, path: Path) -> None:
             "alloc_frac": "GPUs allocated / cluster GPUs",
         },
     )
-    fig.write_html(path, include_plotlyjs="cdn")
+    fig.write_html(path, include_plotlyjs=True, full_html=True)
 
 
 def fgd_command(

@@ -57,7 +57,7 @@ def plot_replay(result: SimResult, path: Path) -> None:
     for col in [c for c in ts.columns if c.startswith("gpus_")]:
         fig.add_trace(go.Scatter(x=days, y=ts[col], name=col[5:], stackgroup="t"), row=3, col=1)
     fig.update_xaxes(title_text="days", row=3, col=1)
-    fig.write_html(path, include_plotlyjs="cdn")
+    fig.write_html(path, include_plotlyjs=True, full_html=True)
 
 
 def _failure_model(
