@@ -32,7 +32,19 @@ from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
 from scalewall.reliability import GoodputResult, goodput, spares_table
 from scalewall.reliability.adapter import goodput_inputs
-from scalewall.report.advice import growth_path, scheduling_needs, spares_needed
+from scalewall.report.advice import (
+    growth_path,
+    knee_vs_best,
+    memory_bound,
+    scheduling_needs,
+    spares_needed,
+)
+from scalewall.report.decision import (
+    choose,
+    model_breakeven,
+    outcome,
+    scenario_breakeven,
+)
 from scalewall.report.scenario import SWEEP_HEADROOM, ClusterOption, Scenario
 from scalewall.search import search
 from scalewall.stack import resolve_stack
@@ -88,7 +100,58 @@ def build_report(scenario: Scenario | None = None) -> Report:
         "options": options,
         "growth": growth_path(big["sweep"]["rows"], scenario.growth),
     }
+    data["decision"] = _decision(scenario, options)
     return Report(scenario=scenario, data=data)
+
+
+def _outcome(scenario: Scenario, calendar_s: float, compute_usd: float) -> dict[str, Any]:
+    return outcome(
+        calendar_s,
+        compute_usd,
+        target_s=scenario.target_s,
+        value_usd_per_day=scenario.value_of_time_usd_per_day,
+        late_usd_per_day=scenario.late_penalty_usd_per_day,
+    )
+
+
+def _decision(scenario: Scenario, options: list[dict[str, Any]]) -> dict[str, Any]:
+    """Feasibility and total cost per option, the choice and its reasons, the break-even of
+    the largest option against the smallest over model size, tokens, target and time value."""
+    outcomes = []
+    for o in options:
+        run = o["training"]
+        entry = _outcome(scenario, run["calendar_s"], run["owned_usd"])
+        effective = o["best"]["mfu"] * o["reliability"]["goodput_frac"]
+        outcomes.append(
+            {"name": o["name"], "gpus": o["gpus"], "effective_frac": effective, **entry}
+        )
+    out: dict[str, Any] = {
+        "value_of_time_usd_per_day": scenario.value_of_time_usd_per_day,
+        "late_penalty_usd_per_day": scenario.late_penalty_usd_per_day,
+        "target_s": scenario.target_s,
+        "options": outcomes,
+        "choice": choose(outcomes),
+        "breakeven": None,
+    }
+    small_i = min(range(len(options)), key=lambda i: options[i]["gpus"])
+    big_i = max(range(len(options)), key=lambda i: options[i]["gpus"])
+    if small_i == big_i:
+        return out
+    points = []
+    for cs, cb in zip(options[small_i]["candidates"], options[big_i]["candidates"], strict=True):
+        small = _outcome(scenario, cs["calendar_s"], cs["compute_usd"])
+        big = _outcome(scenario, cb["calendar_s"], cb["compute_usd"])
+        points.append({"id": cs["id"], "params": cs["params"], "small": small, "big": big})
+    out["breakeven"] = {
+        "small": options[small_i]["name"],
+        "big": options[big_i]["name"],
+        "models": points,
+        "model": model_breakeven(points, scenario.target_s),
+        **scenario_breakeven(
+            outcomes[big_i], outcomes[small_i], scenario.token_budget, scenario.target_s
+        ),
+    }
+    return out
 
 
 def _design(option: ClusterOption) -> ClusterDesign:
@@ -188,9 +251,11 @@ def _sweep(
                 "switch_tiers": cost.bom.switch_tiers,
                 "switches": cost.bom.switches,
                 "bom_tiers": [t.name for t in cost.bom.tiers],
+                "memory_bound": memory_bound(row, design.accelerator.hbm_capacity_bytes),
             }
         )
     knee = find_knee(rows, DEFAULT_KNEE_THRESHOLD)
+    vs_best = knee_vs_best(rows, DEFAULT_KNEE_THRESHOLD)
     marginal = [r for r in rows if not math.isnan(r["marginal_efficiency_frac"])]
     weakest = min(marginal, key=lambda r: r["marginal_efficiency_frac"], default=None)
     return {
@@ -204,6 +269,8 @@ def _sweep(
             "gpus": weakest["gpus"],
             "marginal_efficiency_frac": weakest["marginal_efficiency_frac"],
         },
+        "knee_vs_best": vs_best,
+        "memory_bound_gpus": [r["gpus"] for r in rows if r["memory_bound"]],
         "rows": rows,
         "skipped": [
             {"gpus": r["gpus"], "reason": r["reason"]} for r in result.rows if not r["found"]
@@ -297,6 +364,7 @@ def _candidates(ctx: _Context, cluster: Cluster) -> list[dict[str, Any]]:
 def _candidate(ctx: _Context, spec: ModelSpec, cluster: Cluster) -> dict[str, Any]:
     entry: dict[str, Any] = {"id": spec.id, "params": param_count(spec), "fits": False}
     entry["calendar_s"] = math.inf
+    entry["compute_usd"] = math.inf
     try:
         result = search(
             spec,
@@ -311,10 +379,18 @@ def _candidate(ctx: _Context, spec: ModelSpec, cluster: Cluster) -> dict[str, An
     best = result.best
     if best is None:
         return {**entry, "reason": result.reason}
-    row = {"tokens_per_s": best.tokens_per_s, "step_time_s": best.step_time_s}
+    row = {"tokens_per_s": best.tokens_per_s, "step_time_s": best.step_time_s, "mfu": best.mfu}
     gp = _goodput(ctx, cluster, best.plan, row).goodput_frac
-    calendar = ctx.scenario.token_budget / (best.tokens_per_s * gp)
-    return {**entry, "fits": True, "mfu": best.mfu, "goodput_frac": gp, "calendar_s": calendar}
+    run = training_cost(_tco(ctx, cluster, row, gp), ctx.scenario.token_budget)
+    return {
+        **entry,
+        "fits": True,
+        "mfu": best.mfu,
+        "goodput_frac": gp,
+        "calendar_s": run.calendar_s,
+        "compute_usd": run.owned_usd,
+        "memory_frac": best.memory_total_bytes / best.hbm_bytes,
+    }
 
 
 def report_path_default() -> Path:

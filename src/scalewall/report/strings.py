@@ -25,16 +25,25 @@ EN: dict[str, str] = {
     "sec.growth": "Staged growth path",
     "sec.method": "Method",
     "wall.text": (
-        "Tokens/s of the best plan at each size (a new plan search per size) against linear "
-        "scaling from the smallest size. The knee is the first size where each added GPU brings "
-        "less than {threshold} of the smallest size's per-GPU rate; its cause is the loss that "
-        "grew most."
+        "Tokens/s of the best plan at each size (a new plan search per size, log-log axes) "
+        "against linear scaling from the sweep's best per-GPU rate (dotted). The knee is the "
+        "first size past that best where each added GPU brings less than {threshold} of it; "
+        "its cause is the loss that grew most."
     ),
-    "knee": "{name}: knee at {gpus} GPUs (marginal efficiency {marginal}); cause: {cause}.",
+    "knee": (
+        "{name}: knee at {gpus} GPUs: each added GPU brings {marginal} of the best per-GPU "
+        "rate of the sweep ({best_rate} tokens/s at {best_gpus} GPUs), below {threshold}; "
+        "cause: {cause}."
+    ),
     "no_knee": (
-        "{name}: no knee up to {max_gpus} GPUs; lowest marginal efficiency {marginal} at "
-        "{gpus} GPUs."
+        "{name}: no knee up to {max_gpus} GPUs: from the best per-GPU rate ({best_rate} "
+        "tokens/s at {best_gpus} GPUs) on, each added GPU brings at least {threshold} of it."
     ),
+    "memory_bound": (
+        "{name}: memory-bound at {sizes} GPUs (the best plan fills over {limit} of HBM or "
+        "recomputes every layer), so its per-GPU rate there is not the reference."
+    ),
+    "no_fit": "{name}: no plan fits at {gpus} GPUs.",
     "losses.text": (
         "{name}: each step split into useful work (MFU) and named losses; goodput (failures, "
         "checkpoints, restarts) on top. Fractions add up to one."
@@ -102,21 +111,68 @@ EN: dict[str, str] = {
     ),
     "cell.checkpoint": "{size} every {interval}, written in {write}; {loss} of time",
     "cell.failures": "{per_day} interruptions a day (job MTTF {mttf}); {expected} over the run",
-    "cell.efficiency": "MFU {mfu}, goodput {goodput}, {scaling} of the {base}-GPU per-GPU rate",
+    "cell.efficiency": (
+        "MFU {mfu}, goodput {goodput}; per-GPU rate {scaling} of the sweep's best (at {base} GPUs)"
+    ),
     "cell.train": "{days} days, {owned} owned ({rented} rented), {mwh} MWh",
-    "verdict.cheaper": (
-        "{cheap} costs less per token: {cheap_usd} against {other_usd} per million tokens "
-        "({ratio} more for {other})."
+    "verdict.choice": (
+        "{name} meets the {days_target}-day target: {tokens} tokens of {model} in {days} days, "
+        "total cost {total} ({compute} compute + {time} time)."
     ),
-    "verdict.faster": (
-        "{fast} trains {tokens} tokens {speedup} faster: {fast_days} against {slow_days} days."
+    "verdict.none": (
+        "No option meets the {days_target}-day target. The fastest, {name}, needs {days} days "
+        "({late} days late); total cost {total} ({compute} compute + {time} time)."
     ),
-    "verdict.why": (
-        "Why: cost per token is the owned cost rate over MFU x goodput. At {big}'s scale MFU "
-        "is {big_mfu} (vs {small_mfu}) and goodput {big_goodput} (vs {small_goodput}); its "
-        "{big_tiers}-tier network is {big_net} of capex (vs {small_net})."
+    "verdict.late_item": "{name} needs {days} days, {late} days past the target",
+    "verdict.infeasible": "Infeasible: {items}.",
+    "verdict.why": "Why: {reasons}.",
+    "verdict.basis": (
+        "Total cost = compute (owned cost rate, capex amortised plus opex, over the run's "
+        "calendar time) + time ({value} per day of calendar time, {penalty} per day past the "
+        "target); set value_of_time_usd_per_day and late_penalty_usd_per_day in the scenario."
     ),
-    "verdict.target": "Within {days} days: {lines}.",
+    "why.others_late": "{names} cannot finish by the target date",
+    "why.cheaper_compute": (
+        "its compute costs {saved} less than {rival}'s: it turns {eff} of its peak FLOP/s "
+        "into training (MFU x goodput) against {rival_eff}"
+    ),
+    "why.time_pays": (
+        "it finishes {days} days before {rival}, worth {time_saved} of time, more than its "
+        "{extra} of extra compute"
+    ),
+    "why.none_feasible": "a larger cluster, a smaller model or budget, or a later date is needed",
+    "why.compute_more": (
+        "{choice}'s compute costs {ratio} more than {name} would spend over its longer run "
+        "({usd} against {late_usd}; MFU x goodput {eff} against {late_eff})"
+    ),
+    "why.compute_less": (
+        "{choice}'s compute even costs {ratio} less than {name} would spend over its longer "
+        "run ({usd} against {late_usd}; MFU x goodput {eff} against {late_eff})"
+    ),
+    "be.line": (
+        "Break-even: {model_part}. For {model}, {small} stops meeting the date above "
+        "{tokens} tokens or for targets under {days} days; with no deadline the faster option "
+        "is the cheaper once a day earlier is worth more than {value}."
+    ),
+    "be.model.cross": (
+        "{big} becomes the cheaper way to meet {days} days from about {params} parameters "
+        "({between}; {reason})"
+    ),
+    "be.model.always": (
+        "{big} is the cheaper way to meet {days} days at every swept size from {model}"
+    ),
+    "be.model.never": (
+        "{big} is not the cheaper way to meet {days} days at any swept size up to {model}"
+    ),
+    "be.model.none_feasible": "no option meets {days} days at any swept model size",
+    "be.reason.deadline": "the smaller option's run passes the target there",
+    "be.reason.cost": "the total costs cross there",
+    "be.value_none": "any amount (it is not faster)",
+    "dim.feasible": "Meets the {days}-day target",
+    "dim.total": "Total cost to train (compute + time)",
+    "cell.feasible": "yes: {days} days",
+    "cell.infeasible": "no: {days} days, {late} days late",
+    "cell.total": "{total} ({compute} + {time})",
     "summary.option": (
         "{name}: {plan}; MFU {mfu}, goodput {goodput}; {tokens} tokens in {days} days; "
         "{usd_mtok} per M tokens; capex {capex}; to train {train_usd}."
@@ -226,14 +282,27 @@ ZH: dict[str, str] = {
     "sec.growth": "分阶段扩容路径",
     "sec.method": "方法",
     "wall.text": (
-        "每个规模下最佳并行方案（每个规模重新搜索）的 tokens/s，与从最小规模线性外推的理想值对比。"
-        "拐点是第一个新增 GPU 带来的吞吐低于最小规模单卡吞吐 {threshold} 的规模；其原"
-        "因是增长最多的损失项。"
+        "每个规模下最佳并行方案（每个规模重新搜索，双对数坐标）的 tokens/s，与按扫描中最佳单卡吞吐"
+        "线性"
+        "外推的理想值（点线）对比。拐点是越过该最佳规模后第一个新增 GPU 带来的"
+        "吞吐低于其 {threshold}"
+        " "
+        "的规模；其原因是增长最多的损失项。"
     ),
-    "knee": "{name}：拐点在 {gpus} 卡（边际效率 {marginal}）；原因：{cause}。",
+    "knee": (
+        "{name}：拐点在 {gpus} 卡：每新增一张 GPU 带来的吞吐只有扫描中最佳单卡吞吐（{best_gpus} 卡"
+        "时 "
+        "{best_rate} tokens/s）的 {marginal}，低于 {threshold}；原因：{cause}。"
+    ),
     "no_knee": (
-        "{name}：直到 {max_gpus} 卡都没有拐点；边际效率最低为 {marginal}，出现在 {gpus} 卡。"
+        "{name}：直到 {max_gpus} 卡都没有拐点：从最佳单卡吞吐（{best_gpus} 卡时 {best_rate} "
+        "tokens/s）起，每新增一张 GPU 至少带来其 {threshold}。"
     ),
+    "memory_bound": (
+        "{name}：在 {sizes} 卡时受显存限制（最佳方案占用超过 {limit} 的 HBM 或每层都重计算），"
+        "因此这些规模的单卡吞吐不作为参照。"
+    ),
+    "no_fit": "{name}：{gpus} 卡时没有可行的并行方案。",
     "losses.text": (
         "{name}：每一步分为有效计算（MFU）和各项命名损失；goodput 损失（故障、检查点、"
         "重启）另计。各项之和为一。"
@@ -297,23 +366,62 @@ ZH: dict[str, str] = {
     "cell.network": "{tiers} 层交换，{switches} 台交换机，{transceivers} 个光模块（{fabric}）",
     "cell.checkpoint": "每 {interval} 一次，大小 {size}，写入 {write}；占时间 {loss}",
     "cell.failures": "每天 {per_day} 次中断（作业平均故障间隔 {mttf}）；训练期间共 {expected} 次",
-    "cell.efficiency": "MFU {mfu}，goodput {goodput}，单卡吞吐为 {base} 卡时的 {scaling}",
+    "cell.efficiency": (
+        "MFU {mfu}，goodput {goodput}；单卡吞吐为扫描中最佳值（{base} 卡时）的 {scaling}"
+    ),
     "cell.train": "{days} 天，自建 {owned}（租用 {rented}），{mwh} MWh",
-    "verdict.cheaper": (
-        "{cheap} 每 token 更便宜：每百万 token {cheap_usd}，对比 {other_usd}（{other} "
-        "贵 {ratio}）。"
+    "verdict.choice": (
+        "{name} 能满足 {days_target} 天的目标：{model} 训练 {tokens} 个 token 需 {days} 天，"
+        "总成本 {total}（算力 {compute} + 时间 {time}）。"
     ),
-    "verdict.faster": (
-        "{fast} 训练 {tokens} 个 token 快 {speedup}：{fast_days} 天对比 {slow_days} 天。"
+    "verdict.none": (
+        "没有方案能满足 {days_target} 天的目标。最快的 {name} 需要 {days} 天（晚 {late} 天）；"
+        "总成本 {total}（算力 {compute} + 时间 {time}）。"
     ),
-    "verdict.why": (
-        "原因：每 token 成本等于拥有成本速率除以 MFU × goodput。在 {big} 的规模下 MFU 为 {big_mfu}"
-        "（对比 {small_mfu}），goodput 为 {big_goodput}（对比 {small_goodput}）；其 {big_tiers}"
-        " "
-        "层网络占资本支出的"
-        " {big_net}（对比 {small_net}）。"
+    "verdict.late_item": "{name} 需要 {days} 天，超出目标 {late} 天",
+    "verdict.infeasible": "不可行：{items}。",
+    "verdict.why": "原因：{reasons}。",
+    "verdict.basis": (
+        "总成本 = 算力成本（自建成本速率，即资本支出摊销加运营支出，乘以训练的日历时间）+ 时间成本"
+        "（日历时间每天 {value}，超出目标后每天另加 {penalty}）；可在场景中设置 "
+        "value_of_time_usd_per_day 和 late_penalty_usd_per_day。"
     ),
-    "verdict.target": "{days} 天内：{lines}。",
+    "why.others_late": "{names} 无法在目标日期前完成",
+    "why.cheaper_compute": (
+        "其算力成本比 {rival} 低 {saved}：它把峰值算力的 {eff} 转化为训练（MFU × goodput），"
+        "对比 {rival_eff}"
+    ),
+    "why.time_pays": (
+        "它比 {rival} 早 {days} 天完成，时间价值 {time_saved}，超过其多花的算力成本 {extra}"
+    ),
+    "why.none_feasible": "需要更大的集群、更小的模型或训练量，或更晚的日期",
+    "why.compute_more": (
+        "{choice} 的算力成本比 {name} 在更长训练期内的花费高 {ratio}（{usd} 对比 {late_usd}；"
+        "MFU × goodput {eff} 对比 {late_eff}）"
+    ),
+    "why.compute_less": (
+        "{choice} 的算力成本甚至比 {name} 在更长训练期内的花费低 {ratio}（{usd} 对比 {late_usd}；"
+        "MFU × goodput {eff} 对比 {late_eff}）"
+    ),
+    "be.line": (
+        "盈亏平衡点：{model_part}。对 {model}，训练量超过 {tokens} 个 token 或目标短于 {days} 天时"
+        "，"
+        "{small} 无法按期完成；若没有截止日期，当提前一天的价值超过 {value} 时更快的方案更便宜。"
+    ),
+    "be.model.cross": (
+        "模型约 {params} 参数起（{between}；{reason}），{big} 成为在 {days} 天内完成的更便宜方案"
+    ),
+    "be.model.always": "从 {model} 起的所有扫描规模上，{big} 都是在 {days} 天内完成的更便宜方案",
+    "be.model.never": "直到 {model} 的所有扫描规模上，{big} 都不是在 {days} 天内完成的更便宜方案",
+    "be.model.none_feasible": "没有方案能在任何扫描的模型规模上满足 {days} 天",
+    "be.reason.deadline": "较小方案的训练时间在此超过目标",
+    "be.reason.cost": "两者总成本在此相交",
+    "be.value_none": "任意金额（它并不更快）",
+    "dim.feasible": "能否满足 {days} 天目标",
+    "dim.total": "训练总成本（算力 + 时间）",
+    "cell.feasible": "能：{days} 天",
+    "cell.infeasible": "不能：{days} 天，晚 {late} 天",
+    "cell.total": "{total}（{compute} + {time}）",
     "summary.option": (
         "{name}：{plan}；MFU {mfu}，goodput {goodput}；{tokens} 个 token 需 {days} 天；"
         "每百万 token {usd_mtok}；资本支出 {capex}；训练成本 {train_usd}。"
