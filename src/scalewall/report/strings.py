@@ -14,6 +14,28 @@ EN: dict[str, str] = {
         "catalog data with a source and date (scalewall cost --list-prices)."
     ),
     "scenario_source": "Scenario: {source}",
+    "sec.verdict": "Verdict",
+    "sec.breakeven": "Break-even: total cost to train against model size",
+    "breakeven.text": (
+        "Total cost to train {tokens} tokens (compute + time, see the verdict) on each option, "
+        "for each swept model (a plan search per model and option); log-log axes. An open "
+        "marker is a run that ends after the {days}-day target (infeasible; its cost is what "
+        "it would spend). The dashed line is the model size from which the larger option is "
+        "the cheaper way to meet the target."
+    ),
+    "efficiency.text": (
+        "Per option and size: MFU (model FLOPs over peak FLOP/s), goodput (share of wall time "
+        "that trains, after failures, checkpoints and restarts) and the owned cost per million "
+        "tokens trained (capex amortised plus opex over MFU x goodput)."
+    ),
+    "bom.text": (
+        "Switches per tier of the network each option needs, and capex by category in "
+        "millions of dollars; each bar's total is the option's switch count and capex."
+    ),
+    "fig.breakeven": "Total cost to train against model size",
+    "fig.breakeven_at": "break-even: {params} parameters",
+    "fig.params": "model parameters",
+    "fig.total_usd": "total cost to train (compute + time, $)",
     "sec.summary": "Summary",
     "sec.compare": "Side by side",
     "sec.wall": "The scale wall",
@@ -45,8 +67,9 @@ EN: dict[str, str] = {
     ),
     "no_fit": "{name}: no plan fits at {gpus} GPUs.",
     "losses.text": (
-        "{name}: each step split into useful work (MFU) and named losses; goodput (failures, "
-        "checkpoints, restarts) on top. Fractions add up to one."
+        "{name}: wall-clock time at each size split into useful work (MFU x goodput), each "
+        "step loss times goodput, and the goodput loss (failures, checkpoints, restarts: 1 - "
+        "goodput) on top; every bar adds up to 100% of wall time."
     ),
     "memory.text": "Bytes per GPU on the most loaded pipeline stage; the line is the HBM size.",
     "failures.text": (
@@ -182,7 +205,7 @@ EN: dict[str, str] = {
     "summary.written": "Report written to {path}",
     "summary.none": "nothing",
     "fig.wall": "Throughput against cluster size",
-    "fig.ideal": "{name}: linear",
+    "fig.ideal": "{name}: linear from the best per-GPU rate",
     "fig.knee": "knee: {cause}",
     "fig.option_point": "{name} (chosen size)",
     "fig.tokens_per_s": "tokens/s",
@@ -190,7 +213,7 @@ EN: dict[str, str] = {
     "fig.mfu": "MFU",
     "fig.goodput": "goodput",
     "fig.usd_per_mtok": "$ per million tokens",
-    "fig.fraction": "fraction of step",
+    "fig.fraction": "share of wall-clock time",
     "fig.memory": "GiB per GPU",
     "fig.hbm": "HBM",
     "fig.per_day": "interruptions per day",
@@ -271,6 +294,26 @@ ZH: dict[str, str] = {
         "目录数据（scalewall cost --list-prices）。"
     ),
     "scenario_source": "场景：{source}",
+    "sec.verdict": "结论",
+    "sec.breakeven": "盈亏平衡：训练总成本随模型规模的变化",
+    "breakeven.text": (
+        "在各方案上训练 {tokens} 个 token 的总成本（算力 + 时间，见结论），对每个扫描的模型"
+        "（每个模型和方案各搜索一次并行方案）；双对数坐标。空心点表示训练结束晚于 {days} 天目标"
+        "（不可行；成本为其将花费的金额）。虚线是较大方案成为按期完成的更便宜方案的模型规模。"
+    ),
+    "efficiency.text": (
+        "各方案在各规模下的 MFU（模型 FLOPs 与峰值算力之比）、goodput（扣除故障、检查点和重启后"
+        "用于训练的墙钟时间比例）以及每百万训练 token 的自建成本（资本支出摊销加运营支出，除以 "
+        "MFU × goodput）。"
+    ),
+    "bom.text": (
+        "各方案所需网络每层的交换机数，以及按类别划分的资本支出（百万美元）；每根柱的总和即该方案"
+        "的交换机总数和资本支出。"
+    ),
+    "fig.breakeven": "训练总成本随模型规模的变化",
+    "fig.breakeven_at": "盈亏平衡：{params} 参数",
+    "fig.params": "模型参数量",
+    "fig.total_usd": "训练总成本（算力 + 时间，美元）",
     "sec.summary": "摘要",
     "sec.compare": "方案对比",
     "sec.wall": "扩展墙",
@@ -304,8 +347,8 @@ ZH: dict[str, str] = {
     ),
     "no_fit": "{name}：{gpus} 卡时没有可行的并行方案。",
     "losses.text": (
-        "{name}：每一步分为有效计算（MFU）和各项命名损失；goodput 损失（故障、检查点、"
-        "重启）另计。各项之和为一。"
+        "{name}：各规模下的墙钟时间分为有效计算（MFU × goodput）、各项步内损失乘以 goodput，以及"
+        "顶部的 goodput 损失（故障、检查点、重启：1 − goodput）；每根柱加起来为墙钟时间的 100%。"
     ),
     "memory.text": "负载最重的流水线阶段上每张 GPU 的显存占用；横线为 HBM 容量。",
     "failures.text": (
@@ -431,7 +474,7 @@ ZH: dict[str, str] = {
     "summary.written": "报告已写入 {path}",
     "summary.none": "无",
     "fig.wall": "吞吐随集群规模的变化",
-    "fig.ideal": "{name}：线性",
+    "fig.ideal": "{name}：按最佳单卡吞吐线性外推",
     "fig.knee": "拐点：{cause}",
     "fig.option_point": "{name}（选定规模）",
     "fig.tokens_per_s": "tokens/s",
@@ -439,7 +482,7 @@ ZH: dict[str, str] = {
     "fig.mfu": "MFU",
     "fig.goodput": "goodput",
     "fig.usd_per_mtok": "每百万 token 美元",
-    "fig.fraction": "占步时比例",
+    "fig.fraction": "占墙钟时间比例",
     "fig.memory": "每卡 GiB",
     "fig.hbm": "HBM 容量",
     "fig.per_day": "每日中断次数",
