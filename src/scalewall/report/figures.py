@@ -41,6 +41,18 @@ def part_colour(i: int) -> str:
     return PART_COLOURS[i % len(PART_COLOURS)]
 
 
+def _drawing_order(data: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """Options with their colour index, largest first, so that a smaller option's line is
+    drawn on top where the sweeps coincide (same hardware, same sizes)."""
+    return sorted(enumerate(data["options"]), key=lambda io: -io[1]["gpus"])
+
+
+def _line_width(data: dict[str, Any], option: dict[str, Any]) -> float:
+    """Wider lines for larger options, so one drawn over another still shows both."""
+    larger = sum(o["gpus"] > option["gpus"] for o in data["options"])
+    return 2.0 + 3.0 * (len(data["options"]) - 1 - larger)
+
+
 def _clean(values: list[float]) -> list[float]:
     return [0.0 if v is None or math.isnan(v) else float(v) for v in values]
 
@@ -54,11 +66,11 @@ def wall_figure(t: dict[str, str], data: dict[str, Any]) -> go.Figure:
     """Tokens/s against GPUs (log-log) per option; linear scaling from the sweep's best
     per-GPU rate dotted in the option's colour; the chosen size starred; knees marked."""
     fig = go.Figure()
-    for i, o in enumerate(data["options"]):
+    for i, o in _drawing_order(data):
         colour = option_colour(i)
         rows = o["sweep"]["rows"]
         gpus = [r["gpus"] for r in rows]
-        line = {"color": colour}
+        line = {"color": colour, "width": _line_width(data, o)}
         fig.add_trace(
             go.Scatter(
                 x=gpus,
@@ -119,7 +131,7 @@ def efficiency_figure(t: dict[str, str], data: dict[str, Any]) -> go.Figure:
     titles = (t["fig.mfu"], t["fig.goodput"], t["fig.usd_per_mtok"])
     fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.08)
     keys = ("mfu", "goodput_frac", "usd_per_million_tokens")
-    for i, o in enumerate(data["options"]):
+    for i, o in _drawing_order(data):
         rows = o["sweep"]["rows"]
         gpus = [r["gpus"] for r in rows]
         for col, key in enumerate(keys, start=1):
@@ -131,7 +143,7 @@ def efficiency_figure(t: dict[str, str], data: dict[str, Any]) -> go.Figure:
                     name=o["name"],
                     legendgroup=o["name"],
                     showlegend=col == 1,
-                    line={"color": option_colour(i)},
+                    line={"color": option_colour(i), "width": _line_width(data, o)},
                     marker={"color": option_colour(i)},
                 ),
                 row=1,
