@@ -50,7 +50,7 @@ def _drawing_order(data: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
 def _line_width(data: dict[str, Any], option: dict[str, Any]) -> float:
     """Wider lines for larger options, so one drawn over another still shows both."""
     larger = sum(o["gpus"] > option["gpus"] for o in data["options"])
-    return 2.0 + 3.0 * (len(data["options"]) - 1 - larger)
+    return 2.0 + 3.0 * float(len(data["options"]) - 1 - larger)
 
 
 def _clean(values: list[float]) -> list[float]:

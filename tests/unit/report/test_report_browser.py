@@ -146,7 +146,7 @@ def test_every_plot_renders_without_console_errors(rendered: dict[str, Any]) -> 
 def test_the_verdict_is_on_the_first_screen(rendered: dict[str, Any]) -> None:
     for stem, (_, _, verdict, _) in rendered.items():
         assert 1 <= verdict["items"] <= 5, stem
-        assert 0 <= verdict["top"] and verdict["bottom"] <= verdict["height"], (stem, verdict)
+        assert verdict["top"] >= 0 and verdict["bottom"] <= verdict["height"], (stem, verdict)
 
 
 def test_each_option_has_one_colour_in_traces_and_legends(rendered: dict[str, Any]) -> None:
