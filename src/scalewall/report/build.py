@@ -46,6 +46,7 @@ from scalewall.report.decision import (
     scenario_breakeven,
 )
 from scalewall.report.scenario import SWEEP_HEADROOM, ClusterOption, Scenario
+from scalewall.report.stages import StageInputs, growth_stages
 from scalewall.search import search
 from scalewall.stack import resolve_stack
 from scalewall.sweep import (
@@ -93,15 +94,38 @@ def build_report(scenario: Scenario | None = None) -> Report:
     largest = scenario.largest
     options = [_option_data(ctx, o, growth=o is largest) for o in scenario.options]
     big = options[scenario.options.index(largest)]
+    growth = growth_path(big["sweep"]["rows"], scenario.growth)
     data = {
         "schema": SCHEMA,
         "scenario": scenario.to_dict(),
         "model": {"id": ctx.model.id, "name": ctx.model.name, "params": param_count(ctx.model)},
         "options": options,
-        "growth": growth_path(big["sweep"]["rows"], scenario.growth),
+        "growth": growth,
     }
     data["decision"] = _decision(scenario, options)
+    data["stages"] = _stages(ctx, largest, big, growth)
     return Report(scenario=scenario, data=data)
+
+
+def _stages(
+    ctx: _Context, option: ClusterOption, data: dict[str, Any], growth: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The four growth stages on the largest option's design (`report.stages`)."""
+    design = _design(option)
+
+    def goodput_at(row: dict[str, Any], rates: str) -> GoodputResult:
+        plan = ParallelPlan(**row["plan"])
+        return _goodput(ctx, design.at(row["gpus"]), plan, row, failure_rates=rates or None)
+
+    inputs = StageInputs(
+        model=ctx.model,
+        rows=data["sweep"]["rows"],
+        growth=growth,
+        cluster_at=design.at,
+        goodput_at=goodput_at,
+        oversubscription=design.fabric.oversubscription,
+    )
+    return growth_stages(inputs)
 
 
 def _outcome(scenario: Scenario, calendar_s: float, compute_usd: float) -> dict[str, Any]:
@@ -279,7 +303,12 @@ def _sweep(
 
 
 def _goodput(
-    ctx: _Context, cluster: Cluster, plan: ParallelPlan, row: dict[str, Any]
+    ctx: _Context,
+    cluster: Cluster,
+    plan: ParallelPlan,
+    row: dict[str, Any],
+    *,
+    failure_rates: str | None = None,
 ) -> GoodputResult:
     run_s = ctx.scenario.token_budget / row["tokens_per_s"]
     inputs = goodput_inputs(
@@ -289,7 +318,7 @@ def _goodput(
         run_s=run_s,
         step_s=min(row["step_time_s"], run_s),
         storage=ctx.scenario.storage,
-        failure_rates=ctx.scenario.failure_rates,
+        failure_rates=failure_rates or ctx.scenario.failure_rates,
     )
     return goodput(inputs)
 

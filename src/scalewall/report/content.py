@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from scalewall.report.advice import CHECKPOINT_LOSS_LIMIT
 from scalewall.report.build import Report
 from scalewall.report.strings import strings
 from scalewall.search.engine import MEMORY_WARN_FRAC
@@ -347,6 +348,85 @@ def _growth(t: dict[str, str], data: dict[str, Any]) -> dict[str, Any]:
     return {"columns": columns, "rows": rows}
 
 
+def _stage_numbers(t: dict[str, str], s: dict[str, Any]) -> str:
+    kind = s["stage"]
+    if kind == "bringup":
+        return t["stage.bringup"].format(
+            rates=s["failure_rates"],
+            hw=f"{s['hardware_failures_per_day']:.2f}",
+            nodes=f"{s['nodes']:,}",
+            burn=duration(t, s["burn_in_s"]),
+            found=f"{s['burn_in_failures']:.1f}",
+            repair=f"{s['nodes_in_repair']:.1f}",
+            avail=pct(s["availability_frac"]),
+        )
+    if kind == "governance":
+        runs = t["sep"].join(
+            t["stage.policy"].format(
+                queue=r["queue"],
+                placement=r["placement"],
+                wait=duration(t, r["queue_delay_mean_s"]),
+                util=pct(r["utilisation_frac"]),
+                frag=pct(r["fragmentation_frac"]),
+            )
+            for r in s["runs"]
+        )
+        return t["stage.governance"].format(
+            jobs=f"{s['jobs']:,}",
+            load=pct(s["load_frac"]),
+            gpus=f"{s['gpus']:,}",
+            runs=runs,
+            best=f"{s['best']['queue']} + {s['best']['placement']}",
+        )
+    if kind == "network":
+        return t["stage.network"].format(
+            tiers=s["switch_tiers"],
+            switches=f"{s['switches']:,}",
+            over=", ".join(f"{o:g}:1" for o in s["oversubscription"]) or "-",
+            size=bytes_text(s["checkpoint_bytes"]),
+            bw=rate_text(s["checkpoint_write_bytes_per_s"]),
+            loss=pct(s["checkpoint_loss_frac"]),
+            needed=rate_text(s["checkpoint_needed_bytes_per_s"]),
+            limit=pct(CHECKPOINT_LOSS_LIMIT),
+            data=f"{s['data_loading_bytes_per_s'] / 1e6:,.1f} MB/s",
+            bytes=s["data_bytes_per_token"],
+        )
+    return t["stage.operations"].format(
+        per_day=f"{s['interruptions_per_day']:.1f}",
+        spares=f"{s['spare_nodes']:,}",
+        repairs=f"{s['repairs_per_day']:.1f}",
+        in_repair=f"{s['nodes_in_repair']:.1f}",
+        repair=duration(t, s["repair_s"]),
+        restart=duration(t, s["restart_s"]),
+        restart_loss=pct(s["restart_loss_frac"]),
+        auto=t["stage.auto_yes"] if s["automatic_restarts"] else t["stage.auto_no"],
+    )
+
+
+def stage_loss_text(t: dict[str, str], loss: dict[str, Any]) -> str:
+    kind = loss["kind"]
+    name = t.get(kind) or t.get(f"stage_loss.{kind}", kind)
+    return t["stage.loss"].format(name=name, frac=pct(loss["frac"]))
+
+
+def _stages(t: dict[str, str], data: dict[str, Any]) -> dict[str, Any]:
+    """The four growth stages: size, the model's numbers, the dominant loss, the investment."""
+    columns = [t["col.stage"], t["col.gpus"], t["col.numbers"], t["col.dominant"], t["col.invest"]]
+    rows = []
+    for s in data["stages"]:
+        invest = t["sep"].join(advice_text(t, i) for i in s["invest"]) or t["summary.none"]
+        rows.append(
+            [
+                t[f"stage.name.{s['stage']}"],
+                f"{s['gpus']:,}",
+                _stage_numbers(t, s),
+                stage_loss_text(t, s["loss"]),
+                invest,
+            ]
+        )
+    return {"columns": columns, "rows": rows}
+
+
 def _failures(t: dict[str, str], data: dict[str, Any]) -> dict[str, Any]:
     columns = [
         t["col.option"],
@@ -500,6 +580,7 @@ def content(report: Report, lang: str = "en") -> dict[str, Any]:
         "knees": knee_lines(t, data),
         "comparison": _comparison(t, data),
         "growth": _growth(t, data),
+        "stages": _stages(t, data),
         "failures": _failures(t, data),
         "bom": _bom(t, data),
         "data": data,

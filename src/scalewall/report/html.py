@@ -27,6 +27,7 @@ ul.verdict { font-size: 1.05rem; background: #f4f8fb; border-left: 4px solid #1f
 SECTIONS: tuple[tuple[str, str | None, str | None], ...] = (
     ("breakeven", "breakeven", None),
     ("compare", None, "comparison"),
+    ("stages", None, "stages"),
     ("wall", "wall", None),
     ("efficiency", "efficiency", None),
     ("losses", "losses", None),
@@ -65,6 +66,7 @@ def _notes(t: dict[str, str], section: str, page: dict[str, Any]) -> list[str]:
         "memory": [t["memory.text"]],
         "failures": [t["failures.text"].format(rates=sc["failure_rates"], storage=sc["storage"])],
         "growth": [t["growth.text"].format(design=big["design"])],
+        "stages": [t["stages.text"].format(design=big["design"])],
     }
     return notes.get(section, [])
 

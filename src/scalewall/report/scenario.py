@@ -54,9 +54,8 @@ DEFAULT_CANDIDATES: tuple[str, ...] = (
     "llama3-70b",
     "gpt3-175b",
     "llama3.1-405b",
-    "megatron-1t",
 )
-"""The model sizes of the break-even sweep: 8B to 1T, about a factor of 2.5 apart."""
+"""The model sizes of the break-even sweep: 8B to 405B, a factor of 2 to 4 apart."""
 DEFAULT_VALUE_OF_TIME_USD_PER_DAY = 0.0
 """What a day of earlier completion is worth. Zero by default because no published figure is
 general: the report does not assume what an earlier model earns, and the target date alone

@@ -36,6 +36,45 @@ EN: dict[str, str] = {
     "fig.breakeven_at": "break-even: {params} parameters",
     "fig.params": "model parameters",
     "fig.total_usd": "total cost to train (compute + time, $)",
+    "sec.stages": "The four growth stages",
+    "stages.text": (
+        "Growing {design}: each stage at its size with the numbers of the project's models "
+        "(reliability, scheduler simulator, network bill of materials, checkpoint model), the "
+        "dominant loss measured there and what to have in place before the next stage."
+    ),
+    "col.numbers": "numbers",
+    "stage.name.bringup": "1. Bring-up (resource pool)",
+    "stage.name.governance": "2. Unified scheduling and governance",
+    "stage.name.network": "3. Network and data path",
+    "stage.name.operations": "4. Industrial operations",
+    "stage.bringup": (
+        "young-pool failure rates '{rates}': {hw} hardware failures a day over {nodes} nodes; "
+        "a {burn} burn-in meets about {found}; {repair} nodes in repair on average, pool "
+        "availability {avail}"
+    ),
+    "stage.governance": (
+        "{jobs} jobs of Acme Seren's multi-tenant mix offered at {load} of {gpus} GPUs; "
+        "{runs}; shortest waits: {best}"
+    ),
+    "stage.policy": (
+        "{queue} + {placement}: mean wait {wait}, utilisation {util}, fragmented {frag}"
+    ),
+    "stage.network": (
+        "{tiers} switch tiers ({switches} switches), oversubscription {over}; checkpoint {size} "
+        "written at {bw}, stalls {loss} of time ({needed} keeps them under {limit}); data "
+        "loading {data} ({bytes} bytes per token)"
+    ),
+    "stage.operations": (
+        "{per_day} interruptions a day; {spares} hot spares; {repairs} nodes sent to repair a "
+        "day, {in_repair} in repair at a time ({repair} each); a restart takes {restart}, "
+        "{restart_loss} of time; restarts {auto}"
+    ),
+    "stage.auto_yes": "must be automatic (one a day or more)",
+    "stage.auto_no": "can stay manual (fewer than one a day)",
+    "stage.loss": "{name}: {frac}",
+    "stage_loss.repair": "nodes out for repair (share of the pool)",
+    "stage_loss.idle": "idle GPUs under FIFO while jobs wait",
+    "stage_loss.fragmentation": "fragmented GPUs under FIFO",
     "sec.summary": "Summary",
     "sec.compare": "Side by side",
     "sec.wall": "The scale wall",
@@ -314,6 +353,40 @@ ZH: dict[str, str] = {
     "fig.breakeven_at": "盈亏平衡：{params} 参数",
     "fig.params": "模型参数量",
     "fig.total_usd": "训练总成本（算力 + 时间，美元）",
+    "sec.stages": "四个发展阶段",
+    "stages.text": (
+        "分阶段扩建 {design}：每个阶段在其规模下给出本项目模型（可靠性、调度模拟器、网络物料清单、"
+        "检查点模型）的数字、在该阶段测得的主要损失，以及进入下一阶段前需要到位的建设。"
+    ),
+    "col.numbers": "数字",
+    "stage.name.bringup": "1. 上线（资源池）",
+    "stage.name.governance": "2. 统一调度与治理",
+    "stage.name.network": "3. 网络与数据通路",
+    "stage.name.operations": "4. 工业化运维",
+    "stage.bringup": (
+        "新资源池故障率取 “{rates}”：{nodes} 个节点每天 {hw} 次硬件故障；{burn} 的老化测试约遇到 "
+        "{found} 次；平均 {repair} 个节点在维修，资源池可用率 {avail}"
+    ),
+    "stage.governance": (
+        "按 Acme Seren 多租户作业分布生成的 {jobs} 个作业，以 {gpus} 张 GPU 的 {load} 负载提交；"
+        "{runs}；等待最短：{best}"
+    ),
+    "stage.policy": "{queue} + {placement}：平均等待 {wait}，利用率 {util}，碎片 {frag}",
+    "stage.network": (
+        "{tiers} 层交换（{switches} 台交换机），收敛比 {over}；检查点 {size}，写入带宽 {bw}，"
+        "停顿占时间 {loss}（需 {needed} 才能低于 {limit}）；数据加载 {data}（每 token {bytes} 字节"
+        "）"
+    ),
+    "stage.operations": (
+        "每天 {per_day} 次中断；{spares} 个热备节点；每天 {repairs} 个节点送修，同时约 {in_repair} "
+        "个在维修（每次 {repair}）；每次重启 {restart}，占时间 {restart_loss}；重启{auto}"
+    ),
+    "stage.auto_yes": "必须自动化（每天一次或更多）",
+    "stage.auto_no": "可以人工处理（每天少于一次）",
+    "stage.loss": "{name}：{frac}",
+    "stage_loss.repair": "维修中的节点（占资源池比例）",
+    "stage_loss.idle": "FIFO 下作业等待时空闲的 GPU",
+    "stage_loss.fragmentation": "FIFO 下碎片化的 GPU",
     "sec.summary": "摘要",
     "sec.compare": "方案对比",
     "sec.wall": "扩展墙",
