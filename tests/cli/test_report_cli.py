@@ -54,6 +54,13 @@ def test_json_carries_the_page_content(run_cli: Any, scenario: Path, tmp_path: P
     assert doc["lang"] == "zh" and doc["html"] == str(out)
     assert doc["comparison"]["columns"][1:] == ["64 GPUs", "256 GPUs"]
     assert doc["data"]["options"][1]["gpus"] == 256
+    assert 1 <= len(doc["verdict"]) <= 5
+    decision = doc["decision"]
+    assert decision["choice"]["name"] in ("64 GPUs", "256 GPUs")
+    assert [o["feasible"] for o in decision["options"]] == [
+        o["calendar_s"] <= decision["target_s"] for o in decision["options"]
+    ]
+    assert decision["breakeven"]["big"] == "256 GPUs" and decision["breakeven"]["model"]["kind"]
     page = out.read_text()
     for row in doc["comparison"]["rows"]:
         assert row[0] in page

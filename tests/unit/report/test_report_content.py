@@ -133,7 +133,9 @@ def test_zh_page_has_no_english_section_titles(small_report: Report) -> None:
     page = render_html(small_report, "zh")
     text = re.sub(r"<script.*?</script>", "", page, flags=re.S)  # plotly.js has English words
     assert '<html lang="zh">' in text
-    for key in ("sec.compare", "sec.growth", "sec.failures", "dim.scale", "col.invest"):
+    keys = ("sec.compare", "sec.growth", "sec.failures", "dim.scale", "col.invest", "sec.verdict")
+    keys += ("sec.breakeven", "sec.stages", "stage.name.bringup", "stage.auto_yes", "dim.total")
+    for key in keys:
         assert (EN[key] in text, ZH[key] in text) == (False, True), key
 
 
