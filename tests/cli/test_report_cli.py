@@ -105,3 +105,6 @@ def test_missing_scenario_and_bad_lang_exit_2(run_cli: Any, tmp_path: Path) -> N
     assert result.returncode == 2 and "cannot read" in result.stderr
     result = run_cli("report", "--lang", "fr")
     assert result.returncode == 2 and "lang='fr'" in result.stderr
+    result = run_cli("report", "--value-of-time", "-5", "-o", str(tmp_path / "r.html"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "value_of_time_usd_per_day=-5.0" in result.stderr

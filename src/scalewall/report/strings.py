@@ -102,7 +102,7 @@ EN: dict[str, str] = {
     ),
     "memory_bound": (
         "{name}: memory-bound at {sizes} GPUs (the best plan fills over {limit} of HBM or "
-        "recomputes every layer), so its per-GPU rate there is not the reference."
+        "recomputes every layer): memory limits the plan there."
     ),
     "no_fit": "{name}: no plan fits at {gpus} GPUs.",
     "losses.text": (
@@ -416,7 +416,7 @@ ZH: dict[str, str] = {
     ),
     "memory_bound": (
         "{name}：在 {sizes} 卡时受显存限制（最佳方案占用超过 {limit} 的 HBM 或每层都重计算），"
-        "因此这些规模的单卡吞吐不作为参照。"
+        "这些规模下显存限制了并行方案。"
     ),
     "no_fit": "{name}：{gpus} 卡时没有可行的并行方案。",
     "losses.text": (
