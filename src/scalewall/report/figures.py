@@ -357,11 +357,22 @@ def breakeven_figure(t: dict[str, str], data: dict[str, Any]) -> go.Figure:
                 )
             )
         cross = be["model"]
-        if cross["kind"] == "cross":
-            fig.add_vline(
-                x=cross["params"],
-                line={"dash": "dash", "color": "#555555"},
-                annotation_text=t["fig.breakeven_at"].format(params=count_text(cross["params"])),
+        totals = [
+            p[k]["total_usd"]
+            for p in be["models"]
+            for k in ("small", "big")
+            if math.isfinite(p[k]["total_usd"])
+        ]
+        if cross["kind"] == "cross" and totals:
+            # a vertical segment as a trace: data coordinates on the log axes, and a legend entry
+            fig.add_trace(
+                go.Scatter(
+                    x=[cross["params"], cross["params"]],
+                    y=[min(totals), max(totals)],
+                    mode="lines",
+                    line={"dash": "dash", "color": "#555555"},
+                    name=t["fig.breakeven_at"].format(params=count_text(cross["params"])),
+                )
             )
     fig.update_xaxes(type="log", title_text=t["fig.params"], tickformat=SI_TICKS)
     fig.update_yaxes(type="log", title_text=t["fig.total_usd"], tickformat="$~s")

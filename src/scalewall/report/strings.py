@@ -123,7 +123,10 @@ EN: dict[str, str] = {
     "method.text": (
         "Step time from scalewall's analytic step model with a full parallel-plan search per "
         "size; goodput from the reliability model; cost from the TCO model ({facility} "
-        "facility). Reproduce: {command}"
+        "facility). Scale effects on cost are only those the cited catalog rates give: staff "
+        "per GPU and per MW, facility cost per W of IT, and the network bill of materials "
+        "growing by switch tier; no volume discount on ports or servers is applied, as no "
+        "source in the catalog gives one (scalewall cost --list-prices). Reproduce: {command}"
     ),
     "col.option": "option",
     "col.dimension": "dimension",
@@ -434,7 +437,11 @@ ZH: dict[str, str] = {
     ),
     "method.text": (
         "步时来自 scalewall 的解析步时模型，每个规模完整搜索并行方案；goodput 来自可靠性模型；"
-        "成本来自总拥有成本模型（{facility} 机房）。复现命令：{command}"
+        "成本来自总拥有成本模型（{facility} 机房）。成本的规模效应只取目录中有出处的费率：每 GPU "
+        "和每 "
+        "MW 的人员、每瓦 IT 功率的机房造价，以及随交换层级增长的网络物料清单；端口和服务器没有批量"
+        "折扣，"
+        "因为目录中没有给出折扣的来源（scalewall cost --list-prices）。复现命令：{command}"
     ),
     "col.option": "方案",
     "col.dimension": "维度",
