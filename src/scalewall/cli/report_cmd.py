@@ -14,9 +14,7 @@ import typer
 from scalewall.cli.common import JsonOpt, StackSetOpt, check_output_path
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.errors import SpecError
-from scalewall.report import ClusterOption, Scenario, build_report, load_scenario
-from scalewall.report.content import content, summary_lines
-from scalewall.report.html import write_html
+from scalewall.report.scenario import ClusterOption, Scenario, load_scenario
 from scalewall.report.strings import LANGUAGES
 from scalewall.stack import parse_assignments
 from scalewall.units import DAY_S
@@ -125,6 +123,11 @@ def report_command(
         value_of_time,
         late_penalty,
     )
+    # the models behind the report load only when it is built (the command starts fast)
+    from scalewall.report.build import build_report
+    from scalewall.report.content import content, summary_lines
+    from scalewall.report.html import write_html
+
     with err_console.status("building the report", spinner="dots") if not as_json else _null():
         report = build_report(spec)
     command = "scalewall " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else ""
