@@ -17,6 +17,7 @@ candidate_models = ["llama3-8b"]
 sizes = [64, 256]
 growth = [64, 256]
 token_budget = 1e12
+sched_jobs = 100
 [[options]]
 name = "64 GPUs"
 cluster = "dgx-h100-superpod-1024"

@@ -124,6 +124,7 @@ def _stages(
         cluster_at=design.at,
         goodput_at=goodput_at,
         oversubscription=design.fabric.oversubscription,
+        sched_jobs=ctx.scenario.sched_jobs,
     )
     return growth_stages(inputs)
 

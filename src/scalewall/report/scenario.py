@@ -12,6 +12,7 @@ given; sizes in GPUs, times in SI seconds or the named human unit)::
     candidate_models = ["llama3-8b", "llama3-70b", "llama3.1-405b"]
     sizes = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
     growth = [256, 1024, 4096, 16384]  # staged growth path on the largest option's design
+    sched_jobs = 600                # jobs the governance stage's scheduler simulation replays
     global_batch_tokens = 16777216
     storage = "parallel-fs"         # checkpoint tier (scalewall goodput --storage)
     failure_rates = "llama3-h100"
@@ -56,6 +57,9 @@ DEFAULT_CANDIDATES: tuple[str, ...] = (
     "llama3.1-405b",
 )
 """The model sizes of the break-even sweep: 8B to 405B, a factor of 2 to 4 apart."""
+DEFAULT_SCHED_JOBS = 600
+"""Jobs the governance stage simulates: about a second for all five policy pairs on one
+core (a scenario may ask for more for steadier means)."""
 DEFAULT_VALUE_OF_TIME_USD_PER_DAY = 0.0
 """What a day of earlier completion is worth. Zero by default because no published figure is
 general: the report does not assume what an earlier model earns, and the target date alone
@@ -116,6 +120,8 @@ class Scenario:
     candidate_models: tuple[str, ...] = DEFAULT_CANDIDATES
     sizes: tuple[int, ...] = DEFAULT_SIZES
     growth: tuple[int, ...] = DEFAULT_GROWTH
+    sched_jobs: int = DEFAULT_SCHED_JOBS
+    """Jobs in the governance stage's synthetic multi-tenant trace (`report.stages`)."""
     global_batch_tokens: int = DEFAULT_GLOBAL_BATCH_TOKENS
     storage: str = "parallel-fs"
     failure_rates: str = "llama3-h100"
@@ -135,6 +141,7 @@ class Scenario:
         _positive("token_budget", self.token_budget)
         _positive("target_s", self.target_s)
         _positive("global_batch_tokens", self.global_batch_tokens)
+        _positive("sched_jobs", self.sched_jobs)
         _non_negative("value_of_time_usd_per_day", self.value_of_time_usd_per_day)
         _non_negative("late_penalty_usd_per_day", self.late_penalty_usd_per_day)
         for name in ("sizes", "growth"):
@@ -180,6 +187,7 @@ class _ScenarioFile:
     candidate_models: list[str] = field(default_factory=lambda: list(DEFAULT_CANDIDATES))
     sizes: list[int] = field(default_factory=lambda: list(DEFAULT_SIZES))
     growth: list[int] = field(default_factory=lambda: list(DEFAULT_GROWTH))
+    sched_jobs: int = DEFAULT_SCHED_JOBS
     global_batch_tokens: int = DEFAULT_GLOBAL_BATCH_TOKENS
     storage: str = "parallel-fs"
     failure_rates: str = "llama3-h100"
@@ -216,6 +224,7 @@ def load_scenario(path: Path) -> Scenario:
             candidate_models=tuple(raw.candidate_models),
             sizes=tuple(raw.sizes),
             growth=tuple(raw.growth),
+            sched_jobs=raw.sched_jobs,
             global_batch_tokens=raw.global_batch_tokens,
             stack=raw.stack,
             stack_overrides=dict(raw.stack_overrides),

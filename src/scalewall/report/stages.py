@@ -42,9 +42,6 @@ BURN_IN_S = 7 * DAY_S
 """Assumption: a week of burn-in before the pool takes jobs, long enough for a node that fails
 at RSC-1's rate to show repeated faults at several times the fleet rate (lemon-node detection
 in Kokolis et al. isolates nodes after repeated faults)."""
-SCHED_JOBS = 600
-"""Jobs in the governance stage's synthetic trace: about a second of simulation for all five
-policy pairs on one core."""
 SCHED_SPAN_S = 2 * DAY_S
 """Arrival window of the synthetic trace before it is rescaled to the offered load."""
 SCHED_LOAD_FRAC = 1.0
@@ -79,6 +76,7 @@ class StageInputs:
     cluster_at: Callable[[int], Cluster]
     goodput_at: Callable[[dict[str, Any], str], GoodputResult]
     oversubscription: Sequence[float]
+    sched_jobs: int
 
 
 def stage_sizes(growth: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -111,7 +109,7 @@ def bringup(inputs: StageInputs, stage: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def governance(stage: dict[str, Any], cluster: Cluster, seed: int = 0) -> dict[str, Any]:
+def governance(cluster: Cluster, num_jobs: int, seed: int = 0) -> dict[str, Any]:
     """The scheduler simulator on the stage's cluster: one row per policy pair."""
     from scalewall.sched.api import scale_demand, simulate, topology_cluster_spec
     from scalewall.sched.cluster import synthetic_cluster
@@ -119,7 +117,7 @@ def governance(stage: dict[str, Any], cluster: Cluster, seed: int = 0) -> dict[s
     from scalewall.sched.workload import WorkloadSpec, synthetic_jobs
 
     sim_cluster = synthetic_cluster(topology_cluster_spec(cluster))
-    jobs = synthetic_jobs(WorkloadSpec(num_jobs=SCHED_JOBS, span_s=SCHED_SPAN_S), seed)
+    jobs = synthetic_jobs(WorkloadSpec(num_jobs=num_jobs, span_s=SCHED_SPAN_S), seed)
     jobs = jobs[jobs["num_gpu"] <= sim_cluster.total_gpus]
     jobs = scale_demand(jobs, sim_cluster.total_gpus, SCHED_LOAD_FRAC)
     last_arrival = float(jobs["submit_s"].max())
@@ -218,7 +216,7 @@ def growth_stages(inputs: StageInputs) -> list[dict[str, Any]]:
         if kind == "bringup":
             numbers = bringup(inputs, stage)
         elif kind == "governance":
-            numbers = governance(stage, inputs.cluster_at(stage["gpus"]))
+            numbers = governance(inputs.cluster_at(stage["gpus"]), inputs.sched_jobs)
         elif kind == "network":
             numbers = network(inputs, stage)
         else:
