@@ -210,6 +210,16 @@ def _option_data(ctx: _Context, option: ClusterOption, *, growth: bool) -> dict[
     cost = _tco(ctx, cluster, row, result.goodput_frac)
     run = training_cost(cost, ctx.scenario.token_budget)
     spares = spares_needed(spares_table(result.inputs))
+    own = {
+        "id": ctx.model.id,
+        "params": param_count(ctx.model),
+        "fits": True,
+        "mfu": row["mfu"],
+        "goodput_frac": result.goodput_frac,
+        "calendar_s": run.calendar_s,
+        "compute_usd": run.owned_usd,
+        "memory_frac": row["memory_total_bytes"] / design.accelerator.hbm_capacity_bytes,
+    }
     reliability = {**result.to_dict(), "loss_fracs": result.loss_fracs, "spare_nodes": spares}
     return {
         "name": option.label,
@@ -229,7 +239,7 @@ def _option_data(ctx: _Context, option: ClusterOption, *, growth: bool) -> dict[
             "energy_mwh": run.energy_j / J_PER_MWH,
         },
         "bom": _bom_data(cost),
-        "candidates": _candidates(ctx, cluster),
+        "candidates": _candidates(ctx, cluster, own),
         "scheduling": scheduling_needs(cluster.num_nodes, cost.bom.switch_tiers, reliability),
     }
 
@@ -377,14 +387,16 @@ def _bom_data(t: Tco) -> dict[str, Any]:
     }
 
 
-def _candidates(ctx: _Context, cluster: Cluster) -> list[dict[str, Any]]:
+def _candidates(ctx: _Context, cluster: Cluster, own: dict[str, Any]) -> list[dict[str, Any]]:
     """Each candidate model's best plan on the cluster and its days to train the token budget;
     sorted by parameter count."""
     ids = dict.fromkeys((*ctx.scenario.candidate_models, ctx.model.id))
     out = []
     for model_id in ids:
-        spec = ctx.model if model_id == ctx.model.id else model_from_args(model_id)
-        out.append(_candidate(ctx, spec, cluster))
+        if model_id == ctx.model.id:
+            out.append(own)  # the option's own search, goodput and cost
+            continue
+        out.append(_candidate(ctx, model_from_args(model_id), cluster))
     out.sort(key=lambda c: c["params"])
     for c in out:
         c["in_target"] = c["fits"] and c["calendar_s"] <= ctx.scenario.target_s
