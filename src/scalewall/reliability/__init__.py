@@ -23,6 +23,7 @@ from scalewall.reliability.checkpoint import (
 )
 from scalewall.reliability.ettr import GoodputModel, MonteCarloResult, simulate
 from scalewall.reliability.failures import (
+    CATEGORIES,
     CAUSE_NAMES,
     InterruptionRates,
     JobFootprint,
@@ -45,6 +46,7 @@ from scalewall.reliability.whatif import (
 )
 
 __all__ = [
+    "CATEGORIES",
     "CAUSE_NAMES",
     "CheckpointCost",
     "CheckpointLayout",

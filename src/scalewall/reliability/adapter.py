@@ -38,6 +38,7 @@ def job_footprint(cluster: Cluster, gpus: int) -> JobFootprint:
         gpus_per_leaf=per_leaf,
         spines=spines,
         rail_optimized=rail,
+        gpus_per_scale_up=system.scale_up_domain_gpus,
     )
 
 

@@ -144,6 +144,9 @@ class GoodputResult:
             "interruptions_per_day_by_cause": {
                 c: r * DAY_S for c, r in self.rates.by_cause_per_s.items()
             },
+            "interruptions_per_day_by_category": {
+                c: r * DAY_S for c, r in self.rates.by_category_per_s.items()
+            },
             "checkpoint_bytes": self.checkpoint.total_bytes,
             "checkpoint_write_s": self.checkpoint.write_s,
             "checkpoint_stall_s": self.checkpoint.blocking_s,

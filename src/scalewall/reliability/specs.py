@@ -46,10 +46,15 @@ class FailureRates:
     software_per_node_day: float
     """Software bugs and dependency failures; more ranks, more chances."""
     unknown_per_node_day: float
-    """Unattributed (for example collective watchdog timeouts with no root cause)."""
+    """Unattributed interruptions with no root cause, per node."""
     planned_per_node_day: float
     """Planned maintenance (firmware upgrades, configuration or data updates): the job
     checkpoints first, so it loses a restart but no work."""
+    collective_timeout_per_link_day: float = 0.0
+    """Network and collective timeouts (NCCL watchdog, link flaps that stall a collective), per
+    scale-out link the job's collectives cross; a job inside one scale-up domain crosses none."""
+    user_data_per_job_day: float = 0.0
+    """User-code, data-pipeline and framework errors that stop a job whatever its size, per job."""
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict)
 
