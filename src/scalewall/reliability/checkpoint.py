@@ -26,13 +26,17 @@ class CheckpointSpec:
     optimizer_bytes_per_param: float = 8.0
     """Adam first and second moments in fp32 (BLOOM checkpoint layout)."""
     snapshot_bytes_per_s_per_gpu: float = 63e9
-    """GPU-to-host copy rate: PCIe 5.0 x16, 63 GB/s per direction (PCI-SIG line rate less encoding,
-    as tabulated in stas00/ml-engineering network/README.md). An upper bound: real copies reach
-    less, MegaScale (Jiang et al., NSDI 2024, Sec. 4.4) reports "several seconds" per snapshot."""
+    """GPU-to-host copy rate when the system gives no host link
+    (`System.host_link_bytes_per_s_per_gpu`): PCIe 5.0 x16, 63 GB/s per direction (PCI-SIG line
+    rate less encoding, as tabulated in stas00/ml-engineering network/README.md)."""
     asynchronous: bool = False
     """True: only the GPU-to-host snapshot blocks training; the write to storage runs behind it
     (CheckFreq, Mohan et al., FAST 2021; MegaScale Sec. 4.4). False: training waits for the
     write."""
+    drain_link_share_frac: float = 0.5
+    """Share of a node's storage link an asynchronous drain gets while training traffic runs on
+    the same NICs. Assumption: an even split of a saturated link between two flows (fair
+    sharing); 1.0 when storage has links of its own."""
 
     def __post_init__(self) -> None:
         for name in ("weight", "master", "optimizer"):
@@ -42,6 +46,10 @@ class CheckpointSpec:
         rate = self.snapshot_bytes_per_s_per_gpu
         if not rate > 0:
             raise SpecError("snapshot_bytes_per_s_per_gpu", rate, "must be > 0")
+        if not 0 < self.drain_link_share_frac <= 1:
+            raise SpecError(
+                "drain_link_share_frac", self.drain_link_share_frac, "must be in (0, 1]"
+            )
 
     @property
     def bytes_per_param(self) -> float:
@@ -63,6 +71,11 @@ class CheckpointLayout:
     """Every rank writes a distinct slice (Megatron-core distributed checkpoint with the
     distributed optimizer, ZeRO >= 1). False: only data-parallel replica 0 (tp x pp ranks)
     writes."""
+    cluster_gpus: int = 0
+    """GPUs of the whole cluster, which the storage servers are bought for (0: the job's)."""
+    host_link_bytes_per_s_per_gpu: float = 0.0
+    """Each GPU's share of its host link (`System.host_link_bytes_per_s_per_gpu`; 0: not
+    given, `CheckpointSpec.snapshot_bytes_per_s_per_gpu` applies)."""
 
     def __post_init__(self) -> None:
         if not self.params > 0:
@@ -70,6 +83,9 @@ class CheckpointLayout:
         for name in ("gpus", "gpus_per_node", "tp", "pp"):
             if getattr(self, name) < 1:
                 raise SpecError(name, getattr(self, name), "must be >= 1")
+        for name in ("cluster_gpus", "host_link_bytes_per_s_per_gpu"):
+            if getattr(self, name) < 0:
+                raise SpecError(name, getattr(self, name), "must be >= 0")
         if self.tp * self.pp > self.gpus:
             raise SpecError("tp*pp", self.tp * self.pp, f"must be <= gpus ({self.gpus})")
 
@@ -81,6 +97,11 @@ class CheckpointLayout:
     @property
     def writer_nodes(self) -> int:
         return max(1, math.ceil(self.writers / self.gpus_per_node))
+
+    @property
+    def storage_gpus(self) -> int:
+        """The GPUs storage is bought for: the cluster's, at least the job's."""
+        return max(self.cluster_gpus, self.gpus)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,11 +125,6 @@ class CheckpointCost:
     asynchronous: bool
 
 
-def _tier_rate(per_node: float, aggregate: float, nodes: int) -> float:
-    """Per-node rate when ``nodes`` share an aggregate cap (0: no cap)."""
-    return per_node if aggregate <= 0 else min(per_node, aggregate / nodes)
-
-
 def checkpoint_cost(
     layout: CheckpointLayout,
     tier: StorageTier,
@@ -116,9 +132,13 @@ def checkpoint_cost(
     *,
     bandwidth_scale: float = 1.0,
 ) -> CheckpointCost:
-    """Checkpoint size, write, stall and restore times.
+    """Checkpoint size, write, stall and restore times on the cluster's storage.
 
-    write_s = bytes_per_node * copies / min(per-node rate, aggregate / writer nodes) + commit.
+    snapshot_s = bytes_per_writer / host link (GPU to pinned host memory, every writer at once)
+    write_s    = bytes_per_node * copies / node rate + commit, the node rate from
+                 `StorageTier.node_write_bytes_per_s` (client link, the servers bought for the
+                 cluster, shared caps); an asynchronous drain gets `drain_link_share_frac` of
+                 the client link, training traffic the rest.
     Synchronous: stall = snapshot + write (staged through host memory, not pipelined).
     Asynchronous: stall = snapshot; durable ``write_s`` later.
     Restore reads the same shards back at the tier's read rate.
@@ -131,10 +151,12 @@ def checkpoint_cost(
     per_writer = total / layout.writers
     nodes = layout.writer_nodes
     per_node = total / nodes
-    w_rate = _tier_rate(tier.write_bytes_per_s_per_node, tier.write_bytes_per_s_aggregate, nodes)
-    r_rate = _tier_rate(tier.read_bytes_per_s_per_node, tier.read_bytes_per_s_aggregate, nodes)
-    write_s = per_node * tier.copies / (w_rate * bandwidth_scale) + tier.commit_latency_s
-    snapshot_s = per_writer / spec.snapshot_bytes_per_s_per_gpu
+    share = spec.drain_link_share_frac if spec.asynchronous else 1.0
+    w_rate = tier.node_write_bytes_per_s(nodes, layout.storage_gpus, share) * bandwidth_scale
+    r_rate = tier.node_read_bytes_per_s(nodes, layout.storage_gpus) * bandwidth_scale
+    write_s = per_node * tier.copies / w_rate + tier.commit_latency_s
+    host_link = layout.host_link_bytes_per_s_per_gpu or spec.snapshot_bytes_per_s_per_gpu
+    snapshot_s = per_writer / host_link
     blocking = snapshot_s if spec.asynchronous else snapshot_s + write_s
     return CheckpointCost(
         total_bytes=total,
@@ -145,7 +167,7 @@ def checkpoint_cost(
         write_s=write_s,
         blocking_s=blocking,
         persist_s=write_s if spec.asynchronous else 0.0,
-        restore_s=per_node / (r_rate * bandwidth_scale) + tier.commit_latency_s,
+        restore_s=per_node / r_rate + tier.commit_latency_s,
         asynchronous=spec.asynchronous,
     )
 

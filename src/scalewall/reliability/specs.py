@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from scalewall.storage import STORAGE_KINDS, StorageTier
+
+__all__ = ["STORAGE_KINDS", "FailureRates", "StorageTier"]
+
 
 @dataclass(frozen=True, kw_only=True)
 class FailureRates:
@@ -57,35 +61,3 @@ class FailureRates:
     """User-code, data-pipeline and framework errors that stop a job whatever its size, per job."""
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, kw_only=True)
-class StorageTier:
-    """Where checkpoints are written and read back from.
-
-    ``kind``: ``local_nvme`` (each node writes its own drives), ``parallel_fs`` (a shared file
-    system whose aggregate bandwidth all writers split), ``object_store`` (per-node client rate,
-    no shared cap in practice) or ``peer_memory`` (in-memory copies in peer nodes' host RAM).
-    A cap of 0 means no cap at that level.
-    """
-
-    id: str
-    name: str
-    kind: str
-    write_bytes_per_s_per_node: float
-    """What one node can write, per direction."""
-    read_bytes_per_s_per_node: float
-    write_bytes_per_s_aggregate: float
-    """Shared cap over all writers of the job (0: none)."""
-    read_bytes_per_s_aggregate: float
-    commit_latency_s: float
-    """Fixed cost per checkpoint: metadata, file creation, commit of the manifest."""
-    source: str
-    copies: int = 1
-    """Copies written per byte (peer_memory keeps replicas in other nodes)."""
-    uncertain: bool = False
-    notes: str = ""
-    sources: dict[str, str] = field(default_factory=dict)
-
-
-STORAGE_KINDS = ("local_nvme", "parallel_fs", "object_store", "peer_memory")

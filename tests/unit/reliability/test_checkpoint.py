@@ -28,17 +28,34 @@ def test_bloom_checkpoint_is_14_bytes_per_param() -> None:
     assert cost.total_bytes / 2**40 == pytest.approx(2.3, abs=0.07)
 
 
-def test_aggregate_bandwidth_is_shared() -> None:
-    """On a shared file system the write time stops falling once the aggregate cap binds."""
+def test_servers_bought_for_the_cluster_are_shared() -> None:
+    """On a shared file system the write time stops falling once the servers' bandwidth binds,
+    and a bigger cluster (more servers bought) writes faster."""
     tier = storage_tier("parallel-fs")
     times = []
     for gpus in (64, 8192, 65536):
-        layout = CheckpointLayout(params=405e9, gpus=gpus, gpus_per_node=8, tp=8, pp=8)
+        layout = CheckpointLayout(
+            params=405e9, gpus=gpus, gpus_per_node=8, tp=8, pp=8, cluster_gpus=65536
+        )
         times.append(checkpoint_cost(layout, tier).write_s)
-    # 405e9 * 14 B / 2e12 B/s + 1 s commit = 3.835 s once every node gets less than its port
-    assert times[1] == pytest.approx(405e9 * 14 / 2e12 + tier.commit_latency_s, rel=1e-12)
+    # 20,000 servers x 0.9333 GB/s = 18.67 TB/s, below 1,024 nodes x 50 GB/s ports
+    aggregate = tier.servers(65536) * tier.write_bytes_per_s_per_server
+    assert times[1] == pytest.approx(405e9 * 14 / aggregate + tier.commit_latency_s, rel=1e-12)
     assert times[2] == pytest.approx(times[1], rel=1e-12)
     assert times[0] > times[1]
+    small_cluster = CheckpointLayout(params=405e9, gpus=8192, gpus_per_node=8, tp=8, pp=8)
+    assert checkpoint_cost(small_cluster, tier).write_s > times[1]
+
+
+def test_object_store_shared_cap_binds_at_scale() -> None:
+    """The object store's request-rate cap makes a 12k-GPU job write slower than the parallel
+    file system bought for that cluster."""
+    layout = CheckpointLayout(params=175e9, gpus=12288, gpus_per_node=8, tp=8, pp=8)
+    obj = checkpoint_cost(layout, storage_tier("object-store")).write_s
+    pfs = checkpoint_cost(layout, storage_tier("parallel-fs")).write_s
+    assert obj > pfs
+    cap = storage_tier("object-store").write_bytes_per_s_aggregate
+    assert obj == pytest.approx(175e9 * 14 / cap + 0.2, rel=1e-12)
 
 
 def test_local_nvme_scales_with_nodes() -> None:
