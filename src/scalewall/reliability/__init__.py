@@ -7,7 +7,13 @@ Entry point: ``goodput(GoodputInputs(...), monte_carlo_runs=..., seed=...)``. Se
 
 from __future__ import annotations
 
-from scalewall.reliability.api import GoodputInputs, GoodputResult, goodput, goodput_model
+from scalewall.reliability.api import (
+    GoodputInputs,
+    GoodputResult,
+    goodput,
+    goodput_model,
+    required_spares,
+)
 from scalewall.reliability.catalog import (
     failure_rate_profiles,
     failure_rates,
@@ -15,6 +21,7 @@ from scalewall.reliability.catalog import (
     storage_tiers,
 )
 from scalewall.reliability.checkpoint import (
+    RESTART_PHASES,
     CheckpointCost,
     CheckpointLayout,
     CheckpointSpec,
@@ -37,11 +44,13 @@ from scalewall.reliability.interval import (
     young_interval_s,
 )
 from scalewall.reliability.objective import GoodputTokensPerSecond
+from scalewall.reliability.spares import SPARE_RISK_FRAC, nodes_in_repair_tail, spares_for_risk
 from scalewall.reliability.specs import FailureRates, StorageTier
 from scalewall.reliability.whatif import (
     bandwidth_table,
     failure_rate_table,
     required_scale,
+    restart_table,
     spares_table,
 )
 
@@ -59,7 +68,9 @@ __all__ = [
     "InterruptionRates",
     "JobFootprint",
     "MonteCarloResult",
+    "RESTART_PHASES",
     "RestartSpec",
+    "SPARE_RISK_FRAC",
     "StorageTier",
     "bandwidth_table",
     "checkpoint_cost",
@@ -72,9 +83,13 @@ __all__ = [
     "goodput_model",
     "interruption_rates",
     "node_mttf_s",
+    "nodes_in_repair_tail",
     "optimal_interval_s",
     "required_scale",
+    "required_spares",
+    "restart_table",
     "simulate",
+    "spares_for_risk",
     "spares_table",
     "storage_tier",
     "storage_tiers",

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
-
-from scipy import stats
 
 from scalewall.errors import SpecError
 from scalewall.reliability.catalog import (
@@ -24,6 +23,12 @@ from scalewall.reliability.checkpoint import (
 from scalewall.reliability.ettr import GoodputModel, MonteCarloResult, gpu_hours_per_day, simulate
 from scalewall.reliability.failures import InterruptionRates, JobFootprint, interruption_rates
 from scalewall.reliability.interval import daly_interval_s, optimal_interval_s, young_interval_s
+from scalewall.reliability.spares import (
+    MAX_SPARES,
+    SPARE_RISK_FRAC,
+    nodes_in_repair_tail,
+    spares_for_risk,
+)
 from scalewall.reliability.specs import FailureRates, StorageTier
 from scalewall.units import DAY_S
 
@@ -108,6 +113,14 @@ class GoodputResult:
         return self.rates.mttf_s
 
     @property
+    def restart_phases_s(self) -> dict[str, float]:
+        """Seconds per restart phase (`RESTART_PHASES`) after a fault that needs a new node."""
+        job = self.inputs.job
+        return self.inputs.restart.phases(
+            ranks=job.gpus, restore_s=self.checkpoint.restore_s, nodes=job.nodes
+        )
+
+    @property
     def interruptions_per_day(self) -> float:
         return self.rates.interruptions_per_day
 
@@ -153,6 +166,7 @@ class GoodputResult:
             "checkpoint_restore_s": self.checkpoint.restore_s,
             "checkpoint_asynchronous": self.checkpoint.asynchronous,
             "restart_s": self.restart_s,
+            "restart_phases_s": self.restart_phases_s,
             "interval_s": self.interval_s,
             "optimal_interval_s": self.optimal_interval_s,
             "young_interval_s": self.young_interval_s,
@@ -176,20 +190,72 @@ def _resolve(inputs: GoodputInputs) -> tuple[FailureRates, StorageTier]:
 
 
 def no_spare_frac(
-    rates: InterruptionRates, spare_nodes: int | None, repair_s: float
+    rates: InterruptionRates, spare_nodes: int | None, repair_s: float, crews: int = 0
 ) -> dict[str, float]:
     """Probability, by cause, that the spare pool cannot cover the nodes a failure takes out.
 
-    Nodes in repair ~ Poisson(m), m = node losses per second * repair time (an M/G/inf queue);
-    an event needing k nodes finds no spare when N > S - k.
+    Nodes in repair follow the repair queue of `reliability.spares` (Poisson for unlimited
+    crews, M/M/c otherwise); an event needing k nodes finds no spare when N > S - k.
     """
     if spare_nodes is None:
         return dict.fromkeys(rates.by_cause_per_s, 0.0)
-    m = rates.node_losses_per_s * repair_s
+    lam = rates.node_losses_per_s
     return {
-        c: 0.0 if k == 0 else float(stats.poisson.sf(spare_nodes - k, m))
+        c: 0.0 if k == 0 else nodes_in_repair_tail(spare_nodes - k, lam, repair_s, crews)
         for c, k in rates.nodes_lost_by_cause.items()
     }
+
+
+SPARE_GOODPUT_TOLERANCE_FRAC = 1e-3
+"""Spares are enough when goodput is within this of a spare always being at hand."""
+
+
+def required_spares(
+    inputs: GoodputInputs,
+    *,
+    risk_frac: float = SPARE_RISK_FRAC,
+    goodput_tolerance_frac: float = SPARE_GOODPUT_TOLERANCE_FRAC,
+) -> int:
+    """Hot-spare nodes the job needs, from its node losses and the repair queue
+    (`RestartSpec.node_repair_s`, `repair_crews`; `reliability.spares`).
+
+    The fewest spares with which a hardware failure finds none with probability at most
+    ``risk_frac`` and goodput is within ``goodput_tolerance_frac`` of a spare always at hand
+    (each miss costs `RestartSpec.no_spare_wait_s`). -1 when no count suffices (repairs slower
+    than failures).
+    """
+    if not 0 < risk_frac < 1:
+        raise SpecError("risk_frac", risk_frac, "must be in (0, 1)")
+    profile, _ = _resolve(inputs)
+    rates = interruption_rates(profile, inputs.job, rate_scale=inputs.rate_scale)
+    restart = inputs.restart
+    lam = rates.node_losses_per_s
+    if lam == 0:
+        return 0
+    if restart.repair_crews and lam * restart.node_repair_s >= restart.repair_crews:
+        return -1
+    ideal = _goodput_at(inputs, None) - goodput_tolerance_frac
+    low = max(
+        spares_for_risk(
+            lam, restart.node_repair_s, crews=restart.repair_crews, risk_frac=risk_frac
+        ),
+        0,
+    )
+    high = max(low, 1)
+    while _goodput_at(inputs, high) < ideal:
+        if high >= MAX_SPARES:
+            return -1
+        low, high = high + 1, min(2 * high, MAX_SPARES)
+    if _goodput_at(inputs, low) >= ideal:
+        return low
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if _goodput_at(inputs, mid) >= ideal else (mid, high)
+    return high
+
+
+def _goodput_at(inputs: GoodputInputs, spare_nodes: int | None) -> float:
+    return goodput(dataclasses.replace(inputs, spare_nodes=spare_nodes)).goodput_frac
 
 
 def goodput_model(inputs: GoodputInputs) -> tuple[GoodputModel, CheckpointCost, str, str]:
@@ -199,16 +265,25 @@ def goodput_model(inputs: GoodputInputs) -> tuple[GoodputModel, CheckpointCost, 
     cost = checkpoint_cost(
         inputs.layout, tier, inputs.checkpoint, bandwidth_scale=inputs.bandwidth_scale
     )
-    ranks = inputs.job.gpus
-    restart = inputs.restart.restart_s(ranks=ranks, restore_s=cost.restore_s)
+    ranks, nodes = inputs.job.gpus, inputs.job.nodes
+    restart = {
+        c: inputs.restart.restart_s(
+            ranks=ranks, restore_s=cost.restore_s, nodes=nodes, new_node=lost > 0
+        )
+        for c, lost in rates.nodes_lost_by_cause.items()
+    }
     model = GoodputModel(
         rates=rates,
-        restart_s=dict.fromkeys(rates.by_cause_per_s, restart),
-        no_spare_frac=no_spare_frac(rates, inputs.spare_nodes, inputs.restart.node_repair_s),
+        restart_s=restart,
+        no_spare_frac=no_spare_frac(
+            rates, inputs.spare_nodes, inputs.restart.node_repair_s, inputs.restart.repair_crews
+        ),
         no_spare_wait_s=inputs.restart.no_spare_wait_s,
         blocking_s=cost.blocking_s,
         persist_s=cost.persist_s,
-        planned_restart_s=inputs.restart.planned_restart_s(ranks=ranks, restore_s=cost.restore_s),
+        planned_restart_s=inputs.restart.planned_restart_s(
+            ranks=ranks, restore_s=cost.restore_s, nodes=nodes
+        ),
         gpus=inputs.job.gpus,
     )
     return model, cost, profile.id, tier.id

@@ -3,6 +3,7 @@ synchronous vs asynchronous saving, and the restart overhead after an interrupti
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -172,23 +173,56 @@ def checkpoint_cost(
     )
 
 
+RESTART_PHASES = (
+    "detection",
+    "draining",
+    "rescheduling",
+    "process_start",
+    "communicator_setup",
+    "state_load",
+    "warmup",
+)
+"""The phases of a restart, in order (`RestartSpec.phases`)."""
+PHASE_FIELDS: tuple[str, ...] = (
+    "detection_s",
+    "drain_s",
+    "drain_per_node_s",
+    "reschedule_s",
+    "process_start_s",
+    "process_start_per_node_s",
+    "comm_init_per_rank_s",
+    "warmup_s",
+)
+"""The `RestartSpec` fields the phases are made of (what `RestartSpec.scaled` scales)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class RestartSpec:
-    """Phases of a restart after an interruption, in order.
+    """Phases of a restart after an interruption, in order (`RESTART_PHASES`).
 
-    Some phases have no published figure; those are marked as assumptions and are the first
-    knobs to set from a cluster's own logs.
+    Each phase is a fixed part plus, where it grows with the job, a per-node or per-rank part;
+    state load is the checkpoint restore from the storage tier (from peers' host memory for a
+    ``peer_memory`` tier, skipping the remote read). Phases without a published figure are
+    marked as assumptions: they are the first knobs to set from a cluster's own logs.
     """
 
     detection_s: float = 150.0
     """Failure noticed: half the 5-minute health-check period of Kokolis et al. 2024 (arXiv
-    2410.21680). ByteRobust (arXiv 2509.16293) detects NIC faults in 30 s against a ~10 min default
+    2410.21680); checks run on every node in parallel, so it does not grow with the job.
+    ByteRobust (arXiv 2509.16293) detects NIC faults in 30 s against a ~10 min default
     collective timeout; MegaScale (NSDI 2024) detects and diagnoses within 10 minutes."""
+    drain_s: float = 30.0
+    """Assumption: stop the surviving ranks and release the allocation."""
+    drain_per_node_s: float = 0.05
+    """Assumption: the scheduler's epilogue (process kill, node cleanup) fans out over nodes."""
     reschedule_s: float = 300.0
-    """Drain the failed node, swap in a spare, relaunch: with detection this stays inside
-    MegaScale's "detection and diagnosis < 10 min" (Jiang et al., NSDI 2024, Sec. 4)."""
+    """Swap the failed node for a spare and relaunch, for faults that need a new node: with
+    detection this stays inside MegaScale's "detection and diagnosis < 10 min" (Jiang et al.,
+    NSDI 2024, Sec. 4). A fault that leaves the nodes healthy restarts in place without it."""
     process_start_s: float = 60.0
     """Assumption: container start, Python and framework import, CUDA context, model build."""
+    process_start_per_node_s: float = 0.05
+    """Assumption: every node reads the same images and packages from shared storage."""
     comm_init_per_rank_s: float = 3e-3
     """Communicator set-up grows with ranks: MegaScale (Sec. 3.5) reports job initialisation of
     under 30 s beyond 10,000 GPUs after its fixes (recalled from the paper, not re-read): ~3 ms
@@ -201,23 +235,42 @@ class RestartSpec:
     node_repair_s: float = 3.0 * 86400.0
     """Assumption: a node sent to repair is out of the spare pool this long (diagnosis, part
     swap, burn-in)."""
+    repair_crews: int = 0
+    """Nodes repaired at once (the M/M/c queue's c, `reliability.spares`); 0: unlimited."""
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():
             if value < 0:
                 raise SpecError(name, value, "must be >= 0")
 
-    def restart_s(self, *, ranks: int, restore_s: float) -> float:
-        """Restart overhead when a spare is at hand (or none is needed)."""
-        return (
-            self.detection_s
-            + self.reschedule_s
-            + self.process_start_s
-            + self.comm_init_per_rank_s * ranks
-            + restore_s
-            + self.warmup_s
-        )
+    def scaled(self, factor: float) -> RestartSpec:
+        """Every restart phase (not the repair and spare waits) times ``factor`` (what-if)."""
+        if not factor >= 0:
+            raise SpecError("restart_scale", factor, "must be >= 0")
+        scaled = {n: getattr(self, n) * factor for n in PHASE_FIELDS}
+        return dataclasses.replace(self, **scaled)
 
-    def planned_restart_s(self, *, ranks: int, restore_s: float) -> float:
+    def phases(
+        self, *, ranks: int, restore_s: float, nodes: int = 0, new_node: bool = True
+    ) -> dict[str, float]:
+        """Seconds per phase (`RESTART_PHASES`) of one restart of a ``ranks``-rank job."""
+        return {
+            "detection": self.detection_s,
+            "draining": self.drain_s + self.drain_per_node_s * nodes,
+            "rescheduling": self.reschedule_s if new_node else 0.0,
+            "process_start": self.process_start_s + self.process_start_per_node_s * nodes,
+            "communicator_setup": self.comm_init_per_rank_s * ranks,
+            "state_load": restore_s,
+            "warmup": self.warmup_s,
+        }
+
+    def restart_s(
+        self, *, ranks: int, restore_s: float, nodes: int = 0, new_node: bool = True
+    ) -> float:
+        """Restart overhead when a spare is at hand (or none is needed): the phases' sum."""
+        phases = self.phases(ranks=ranks, restore_s=restore_s, nodes=nodes, new_node=new_node)
+        return sum(phases.values())
+
+    def planned_restart_s(self, *, ranks: int, restore_s: float, nodes: int = 0) -> float:
         """Planned maintenance: no failure to detect; the rest of the restart is the same."""
-        return self.restart_s(ranks=ranks, restore_s=restore_s) - self.detection_s
+        return self.restart_s(ranks=ranks, restore_s=restore_s, nodes=nodes) - self.detection_s
