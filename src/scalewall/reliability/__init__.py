@@ -21,7 +21,6 @@ from scalewall.reliability.catalog import (
     storage_tiers,
 )
 from scalewall.reliability.checkpoint import (
-    RESTART_PHASES,
     CheckpointCost,
     CheckpointLayout,
     CheckpointSpec,
@@ -44,7 +43,7 @@ from scalewall.reliability.interval import (
     young_interval_s,
 )
 from scalewall.reliability.objective import GoodputTokensPerSecond
-from scalewall.reliability.spares import SPARE_RISK_FRAC, nodes_in_repair_tail, spares_for_risk
+from scalewall.reliability.spares import nodes_in_repair_tail, spares_for_risk
 from scalewall.reliability.specs import FailureRates, StorageTier
 from scalewall.reliability.whatif import (
     bandwidth_table,
@@ -68,9 +67,7 @@ __all__ = [
     "InterruptionRates",
     "JobFootprint",
     "MonteCarloResult",
-    "RESTART_PHASES",
     "RestartSpec",
-    "SPARE_RISK_FRAC",
     "StorageTier",
     "bandwidth_table",
     "checkpoint_cost",
