@@ -21,7 +21,13 @@ from scalewall.reliability.checkpoint import (
     checkpoint_cost,
 )
 from scalewall.reliability.ettr import GoodputModel, MonteCarloResult, gpu_hours_per_day, simulate
-from scalewall.reliability.failures import InterruptionRates, JobFootprint, interruption_rates
+from scalewall.reliability.failures import (
+    CATEGORIES,
+    CAUSE_CATEGORY,
+    InterruptionRates,
+    JobFootprint,
+    interruption_rates,
+)
 from scalewall.reliability.interval import daly_interval_s, optimal_interval_s, young_interval_s
 from scalewall.reliability.spares import (
     MAX_SPARES,
@@ -107,6 +113,19 @@ class GoodputResult:
     loss_fracs: dict[str, float]
     """Analytic fraction of wall time lost, by kind."""
     monte_carlo: MonteCarloResult | None
+    failure_loss_by_cause: dict[str, float] = field(default_factory=dict)
+    """Fraction of wall time lost to interruptions (failed work and restarts), by cause."""
+
+    @property
+    def loss_by_category(self) -> dict[str, float]:
+        """Goodput loss (1 - goodput) split into the interruption categories (`CATEGORIES`),
+        checkpoint stalls and planned maintenance."""
+        out = dict.fromkeys(CATEGORIES, 0.0)
+        for cause, frac in self.failure_loss_by_cause.items():
+            out[CAUSE_CATEGORY[cause]] += frac
+        out["checkpoint"] = self.loss_fracs["checkpoint"]
+        out["planned"] = self.loss_fracs["planned"]
+        return out
 
     @property
     def mttf_s(self) -> float:
@@ -135,11 +154,8 @@ class GoodputResult:
 
     @property
     def lost_gpu_hours_per_day_by_cause(self) -> dict[str, float]:
-        """Failed work and restarts by cause, split by each cause's share of interruptions."""
-        lam = self.rates.unexpected_per_s
-        spent = self.loss_fracs["failed_work"] + self.loss_fracs["restart"]
-        fracs = {c: spent * r / lam for c, r in self.rates.by_cause_per_s.items()} if lam else {}
-        return gpu_hours_per_day(fracs, self.inputs.job.gpus)
+        """Failed work and restarts by cause (`GoodputModel.failure_loss_by_cause`)."""
+        return gpu_hours_per_day(self.failure_loss_by_cause, self.inputs.job.gpus)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary; key names are a stable schema."""
@@ -177,6 +193,7 @@ class GoodputResult:
             "monte_carlo_runs": mc.runs if mc else 0,
             "lost_gpu_hours_per_day": self.lost_gpu_hours_per_day,
             "lost_gpu_hours_per_day_by_cause": self.lost_gpu_hours_per_day_by_cause,
+            "goodput_loss_by_category": self.loss_by_category,
         }
 
 
@@ -324,4 +341,5 @@ def goodput(inputs: GoodputInputs, *, monte_carlo_runs: int = 0, seed: int = 0) 
         goodput_frac=model.goodput_frac(tau),
         loss_fracs=model.loss_fracs(tau),
         monte_carlo=mc,
+        failure_loss_by_cause=model.failure_loss_by_cause(tau),
     )
