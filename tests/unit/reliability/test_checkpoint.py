@@ -17,6 +17,7 @@ from scalewall.reliability import (
     storage_tier,
     storage_tiers,
 )
+from scalewall.reliability.checkpoint import RESTART_PHASES
 
 
 def test_bloom_checkpoint_is_14_bytes_per_param() -> None:
@@ -119,3 +120,32 @@ def test_bad_layout(kwargs: dict[str, float]) -> None:
 def test_negative_restart_phase() -> None:
     with pytest.raises(SpecError, match="detection_s"):
         RestartSpec(detection_s=-1.0)
+
+
+def test_restart_phases_add_up_and_grow_with_the_job() -> None:
+    spec = RestartSpec()
+    small = spec.phases(ranks=64, restore_s=10.0, nodes=8)
+    big = spec.phases(ranks=65536, restore_s=10.0, nodes=8192)
+    assert list(small) == list(RESTART_PHASES)
+    assert sum(small.values()) == spec.restart_s(ranks=64, restore_s=10.0, nodes=8)
+    for phase in ("draining", "process_start", "communicator_setup"):
+        assert big[phase] > small[phase], phase
+    # A fault that leaves the nodes healthy restarts in place: no rescheduling.
+    in_place = spec.phases(ranks=64, restore_s=10.0, nodes=8, new_node=False)
+    assert in_place["rescheduling"] == 0.0 < small["rescheduling"]
+
+
+def test_in_memory_checkpoints_load_from_peers() -> None:
+    """Peer-memory checkpoints skip the remote read: the state-load phase is the peers' copy."""
+    layout = CheckpointLayout(params=175e9, gpus=1024, gpus_per_node=8, tp=8, pp=8)
+    remote = checkpoint_cost(layout, storage_tier("parallel-fs")).restore_s
+    peers = checkpoint_cost(layout, storage_tier("peer-memory")).restore_s
+    assert peers < remote / 10
+
+
+def test_scaled_restart_scales_every_phase() -> None:
+    spec = RestartSpec()
+    half = spec.scaled(0.5).phases(ranks=1024, restore_s=0.0, nodes=128)
+    full = spec.phases(ranks=1024, restore_s=0.0, nodes=128)
+    for phase, seconds in full.items():
+        assert half[phase] == pytest.approx(seconds / 2), phase
