@@ -1,7 +1,9 @@
 """Step-model speed: estimates per second for a batch of 10^5 plans, and one estimate's latency.
 
-Targets (issue: core step model): >= 10^5 plans per second on one core; <= 1 ms per estimate
-in process. Prints the figures with the machine and library versions.
+Targets: >= 10^6 plans per second on one core (the project's standing target); <= 1 ms per
+estimate in process. Times are CPU seconds of this process (``time.process_time``), so other
+work on the machine does not count against it. Prints the figures with the machine and library
+versions.
 
     python benchmarks/bench_step.py
 """
@@ -54,23 +56,23 @@ def main() -> None:
     batch = base.take(np.arange(BATCH) % len(base))
     eff, stack = Efficiency(), Stack()
     step_model(model, cluster, batch, eff, stack)
-    start = time.perf_counter()
+    start = time.process_time()
     step_model(model, cluster, batch, eff, stack)
-    batch_s = time.perf_counter() - start
+    batch_s = time.process_time() - start
 
     one = plans[0]
     estimate(model, cluster, one)
     runs = 500
-    start = time.perf_counter()
+    start = time.process_time()
     for _ in range(runs):
         estimate(model, cluster, one)
-    single_ms = (time.perf_counter() - start) / runs * 1e3
+    single_ms = (time.process_time() - start) / runs * 1e3
 
     print(f"machine: {platform.machine()} {platform.processor() or ''} cores={os.cpu_count()}")
     print(f"python {platform.python_version()} numpy {np.__version__} scipy {scipy.__version__}")
     print(
         f"batch of {BATCH} plans: {batch_s:.3f} s = {BATCH / batch_s:,.0f} estimates/s "
-        f"(target >= 100,000)"
+        f"(target >= 1,000,000)"
     )
     print(f"one estimate (scalewall.api.estimate): {single_ms:.3f} ms (target <= 1 ms)")
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from scalewall._result import ResultDisplay
 from scalewall.catalog.schema import ModelSpec
 from scalewall.cluster import resolve_cluster
 from scalewall.perf.assumptions import Efficiency
@@ -17,10 +18,15 @@ from scalewall.stack import StackSpec, resolve_stack
 from scalewall.validation.error_bars import validation_interval
 from scalewall.workload.user import model_from_args
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-@dataclass(frozen=True, kw_only=True)
-class StepEstimate:
-    """One plan's predicted training step."""
+
+@dataclass(frozen=True, kw_only=True, repr=False)
+class StepEstimate(ResultDisplay):
+    """One plan's predicted training step; ``to_dict()`` is ``scalewall estimate --json``."""
+
+    REPR_FIELDS = ("model", "cluster", "step_time_s", "tokens_per_s", "mfu", "fits")
 
     model: str
     cluster: str
@@ -34,11 +40,11 @@ class StepEstimate:
     model_tflops_per_gpu: float
     hardware_tflops_per_gpu: float
     fits: bool
-    memory: dict[str, float] = field(default_factory=dict)
+    memory_bytes: dict[str, float] = field(default_factory=dict)
     """Bytes per GPU on the most loaded pipeline stage, by part."""
     memory_total_bytes: float = 0.0
     hbm_bytes: float = 0.0
-    breakdown: dict[str, float] = field(default_factory=dict)
+    breakdown_s: dict[str, float] = field(default_factory=dict)
     """Seconds per step by part; the parts add up to ``step_time_s``."""
     stack: str = ""
     """The software stack's catalog id (``<id>+overrides`` when fields were overridden)."""
@@ -48,14 +54,37 @@ class StepEstimate:
     validation group has errors."""
     interval_basis: str = ""
     """Where ``step_time_interval_s`` comes from."""
+    interval_level: float = 0.9
+    """Probability the interval holds the measured step time."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The ``scalewall-estimate/1`` document (``scalewall schema estimate``)."""
+        return {"format": "scalewall-estimate/1", **asdict(self), "limiter": self.limiter}
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row: the scalars, the plan's fields and the breakdown as ``<part>_s``."""
+        import pandas as pd
+
+        row = {k: v for k, v in self.to_dict().items() if not isinstance(v, dict | list)}
+        row.update({f"plan_{k}": getattr(self.plan, k) for k in self.plan.__dataclass_fields__})
+        row.update({f"{k}_s": v for k, v in self.breakdown_s.items()})
+        row.update({f"{k}_bytes": v for k, v in self.memory_bytes.items()})
+        return pd.DataFrame([row])
+
+    @property
+    def breakdown(self) -> dict[str, float]:
+        """``breakdown_s`` (the name search results use for the same parts)."""
+        return self.breakdown_s
+
+    @property
+    def memory(self) -> dict[str, float]:
+        """``memory_bytes``."""
+        return self.memory_bytes
 
     @property
     def limiter(self) -> str:
         """The largest part of the step other than useful compute."""
-        losses = {k: v for k, v in self.breakdown.items() if k != "compute"}
+        losses = {k: v for k, v in self.breakdown_s.items() if k != "compute"}
         return max(losses, key=lambda k: losses[k])
 
 
@@ -101,11 +130,12 @@ def estimate(
         model_tflops_per_gpu=float(out.model_tflops_per_gpu[0]),
         hardware_tflops_per_gpu=float(out.hardware_tflops_per_gpu[0]),
         fits=bool(out.fits[0]),
-        memory={k: float(v[0]) for k, v in out.memory_bytes.items()},
+        memory_bytes={k: float(v[0]) for k, v in out.memory_bytes.items()},
         memory_total_bytes=float(out.memory_total_bytes[0]),
         hbm_bytes=cluster.accelerator.hbm_capacity_bytes,
-        breakdown={k: float(v[0]) for k, v in out.breakdown_s.items()},
+        breakdown_s={k: float(v[0]) for k, v in out.breakdown_s.items()},
         stack=resolved_stack.id,
         step_time_interval_s=band.step_time_interval_s,
         interval_basis=band.basis,
+        interval_level=band.level,
     )

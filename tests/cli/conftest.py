@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -34,3 +35,17 @@ def run_cli(
         return Result(returncode=code, stdout=out.out, stderr=out.err)
 
     return run
+
+
+def check_schema(doc: Any, kind: str) -> None:
+    """Fail unless ``doc`` validates against the shipped schema of ``kind``."""
+    import jsonschema
+
+    from scalewall.schemas import schema
+
+    jsonschema.Draft202012Validator(schema(kind)).validate(doc)
+
+
+@pytest.fixture(name="check_schema")
+def check_schema_fixture() -> Callable[[Any, str], None]:
+    return check_schema

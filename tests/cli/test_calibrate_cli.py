@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 DATA = Path(__file__).parents[1] / "data" / "probe"
 
@@ -17,11 +19,14 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_calibrate_nccl_log_writes_profile_used_by_estimate(tmp_path: Path) -> None:
+def test_calibrate_nccl_log_writes_profile_used_by_estimate(
+    tmp_path: Path, check_schema: Callable[[Any, str], None]
+) -> None:
     out = tmp_path / "cal.toml"
     result = cli("calibrate", str(DATA / "all_reduce_perf_8xh100.txt"), "-o", str(out), "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
+    check_schema(data, "calibration-fit")
     assert data["fitted"] and out.exists()
     est = cli(
         "estimate",
@@ -43,6 +48,7 @@ def test_calibrate_nccl_log_writes_profile_used_by_estimate(tmp_path: Path) -> N
     )
     assert est.returncode == 0, est.stderr
     got = json.loads(est.stdout)
+    check_schema(got, "estimate")
     low, high = got["step_time_interval_s"]
     assert low < got["step_time_s"] < high
     assert got["tokens_per_s_interval"][0] < got["tokens_per_s"]

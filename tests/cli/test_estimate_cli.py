@@ -42,12 +42,12 @@ def test_estimate_json_keys() -> None:
         "model_tflops_per_gpu",
         "hardware_tflops_per_gpu",
         "fits",
-        "memory",
-        "breakdown",
+        "memory_bytes",
+        "breakdown_s",
     ):
         assert key in data
     assert data["plan"]["dp"] == 32
-    assert abs(sum(data["breakdown"].values()) - data["step_time_s"]) < 1e-9
+    assert abs(sum(data["breakdown_s"].values()) - data["step_time_s"]) < 1e-9
 
 
 def test_hf_config_and_inline_model(tmp_path: Path) -> None:
@@ -138,8 +138,8 @@ def test_cuda_graphs_remove_the_host_issue_time() -> None:
     ]
     eager = json.loads(cli(*args).stdout)
     graphed = json.loads(cli(*args, "--cuda-graphs", "full").stdout)
-    assert eager["breakdown"]["host_overhead"] > 0.1 * eager["step_time_s"]
-    assert graphed["breakdown"]["host_overhead"] == 0.0
+    assert eager["breakdown_s"]["host_overhead"] > 0.1 * eager["step_time_s"]
+    assert graphed["breakdown_s"]["host_overhead"] == 0.0
     assert graphed["tokens_per_s"] > eager["tokens_per_s"]
 
 

@@ -12,7 +12,9 @@ from scalewall.calibrate import read_profile
 from scalewall.validation.runs import FORMAT, default_runs_path
 
 
-def test_fit_writes_a_profile_with_provenance(tmp_path: Path, run_cli: Callable[..., Any]) -> None:
+def test_fit_writes_a_profile_with_provenance(
+    tmp_path: Path, run_cli: Callable[..., Any], check_schema: Callable[[Any, str], None]
+) -> None:
     cases = json.loads(default_runs_path().read_text())["cases"]
     keep = [c for c in cases if c["id"].startswith(("llama3", "megatron_core_h100"))]
     runs = tmp_path / "runs.json"
@@ -21,6 +23,7 @@ def test_fit_writes_a_profile_with_provenance(tmp_path: Path, run_cli: Callable[
     result = run_cli("fit", str(runs), "-o", str(out), "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
+    check_schema(data, "fit")
     assert set(data["fitted"]) == {
         "gemm_sustained_ratio",
         "dp_overlap_efficiency",

@@ -66,7 +66,9 @@ def _small_runs(tmp_path: Path) -> Path:
     return path
 
 
-def test_validate_cv_json_has_both_errors(tmp_path: Path, run_cli: Callable[..., Any]) -> None:
+def test_validate_cv_json_has_both_errors(
+    tmp_path: Path, run_cli: Callable[..., Any], check_schema: Callable[[Any, str], None]
+) -> None:
     path = _small_runs(tmp_path)
     errors = tmp_path / "errors.json"
     result = run_cli(
@@ -74,6 +76,7 @@ def test_validate_cv_json_has_both_errors(tmp_path: Path, run_cli: Callable[...,
     )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
+    check_schema(data, "cross-validation")
     assert set(data["groups"]) == {"llama3", "megatron_core_h100"}
     for g in data["groups"].values():
         assert {"in_sample_mape", "out_of_sample_mape", "defaults_mape"} <= set(g)

@@ -61,6 +61,12 @@ def test_outputs(capsys, monkeypatch, tmp_path: Path) -> None:  # type: ignore[n
     data = json.loads(out)
     assert code == 0 and data["reused_rows"] == 3 and len(data["rows"]) == 3
     assert data["rows"][0]["scaling_efficiency_frac"] == 1.0
+    # Without a calibration the band comes from the validation groups' out-of-sample errors.
+    band = data["band"]
+    assert band["basis"] == "validation" and [r["gpus"] for r in band["rows"]] == [8, 64, 512]
+    for row, r in zip(data["rows"], band["rows"], strict=True):
+        low, high = r["tokens_per_s_interval"]
+        assert low < row["tokens_per_s"] < high and r["group"]
 
 
 def test_no_size_with_a_plan_is_exit_2(capsys, monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -28,12 +28,20 @@ class WallBand:
     max_relative_width: float
     too_wide_from_gpus: int | None
     """Smallest size whose band is wider than ``max_relative_width`` (None: none)."""
+    basis: str = "calibrated"
+    """``calibrated`` (the profile's parameter uncertainty) or ``validation`` (out-of-sample
+    errors of the closest validation group: no calibration given)."""
+    extrapolated_from_gpus: int | None = None
+    """With the ``validation`` basis: the smallest size larger than every run of its
+    validation group, from where the band is an extrapolation (None: none)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "basis": self.basis,
             "level": self.level,
             "max_relative_width": self.max_relative_width,
             "too_wide_from_gpus": self.too_wide_from_gpus,
+            "extrapolated_from_gpus": self.extrapolated_from_gpus,
             "rows": list(self.rows),
         }
 
@@ -76,6 +84,68 @@ def wall_band(
     )
 
 
+def validation_wall_band(
+    result: WallResult,
+    model: ModelSpec,
+    design: ClusterDesign,
+    stack: Stack,
+    *,
+    max_relative_width: float = DEFAULT_MAX_RELATIVE_WIDTH,
+) -> WallBand:
+    """The band without calibration: at each size, the best plan's step time divided by the
+    out-of-sample error quantiles of the validation group closest to it (stack, accelerator
+    generation, MoE or dense, scale; :mod:`scalewall.validation.error_bars`), and the first
+    size beyond the largest run of that group."""
+    from scalewall.validation.error_bars import (
+        LEVEL,
+        closest_group,
+        read_groups,
+        validation_interval,
+    )
+
+    groups = read_groups()
+    rows: list[dict[str, Any]] = []
+    extrapolated: int | None = None
+    moe = model.routed_experts > 0
+    for row in result.rows:
+        if not row["found"]:
+            continue
+        gpus = int(row["gpus"])
+        step_s = float(row["step_time_s"])
+        where = {
+            "stack": stack.id,
+            "accelerator": design.accelerator.id,
+            "moe": moe,
+            "gpus": gpus,
+        }
+        band = validation_interval(step_s, groups=groups, **where)  # type: ignore[arg-type]
+        low_s, high_s = band.step_time_interval_s
+        tokens = float(row["tokens_per_s"])
+        low, high = tokens * step_s / high_s, tokens * step_s / low_s
+        scale = float(row["mfu"]) / tokens
+        group = closest_group(groups, **where)  # type: ignore[arg-type]
+        if extrapolated is None and gpus > group.gpus_max:
+            extrapolated = gpus
+        rows.append(
+            {
+                "gpus": gpus,
+                "tokens_per_s_interval": [low, high],
+                "mfu_interval": [low * scale, high * scale],
+                "relative_width": (high - low) / tokens,
+                "group": band.group,
+            }
+        )
+    too_wide = next((r["gpus"] for r in rows if r["relative_width"] > max_relative_width), None)
+    return WallBand(
+        rows=tuple(rows),
+        level=LEVEL,
+        max_relative_width=max_relative_width,
+        too_wide_from_gpus=too_wide,
+        basis="validation",
+        extrapolated_from_gpus=extrapolated,
+    )
+
+
 def band_figure(result: WallResult, band: WallBand) -> go.Figure:
     """The scale-wall figure with the MFU band drawn behind the MFU curve."""
     from scalewall.sweep.plot import wall_figure
@@ -90,7 +160,7 @@ def band_figure(result: WallResult, band: WallBand) -> go.Figure:
             fill="toself",
             fillcolor="rgba(99,110,250,0.2)",
             line={"width": 0},
-            name=f"MFU {band.level:.0%} band (calibrated)",
+            name=f"MFU {band.level:.0%} band ({band.basis})",
             hoverinfo="skip",
         ),
         row=1,
@@ -102,6 +172,16 @@ def band_figure(result: WallResult, band: WallBand) -> go.Figure:
             y=1.0,
             yref="y domain",
             text=f"band > {band.max_relative_width:.0%} wide from here",
+            showarrow=True,
+            row=1,
+            col=1,
+        )
+    if band.extrapolated_from_gpus is not None:
+        fig.add_annotation(
+            x=str(band.extrapolated_from_gpus),
+            y=0.0,
+            yref="y domain",
+            text="larger than every validation run of this kind from here",
             showarrow=True,
             row=1,
             col=1,

@@ -47,6 +47,9 @@ class Accelerator:
     """HBM bytes the driver reports as the device's total (``nvidia-smi`` memory.total,
     ``rocm-smi`` VRAM Total Memory, ``npu-smi`` HBM capacity): what a training process can
     allocate from, its own CUDA context included. 0: ``hbm_bytes``."""
+    aliases: tuple[str, ...] = ()
+    """Other names users give this part ("h100", "H100 SXM"); case, spaces and underscores are
+    ignored when a name is looked up."""
 
     @property
     def hbm_capacity_bytes(self) -> float:
@@ -363,6 +366,13 @@ class Stack:
     """Node-limited routing: a token is sent to experts on at most this many scale-up domains
     and crosses the network once per domain, forwarded inside it over the scale-up fabric
     (DeepSeek-V3: 4). 0: unlimited, each of the top-k copies travels separately."""
+    moe_host_sync: bool = True
+    """Dropless routing synchronises the host with the GPU in every MoE layer's forward: the
+    dispatcher copies the per-expert token counts to the host to size the all-to-all and the
+    per-expert GEMMs (Megatron-Core ``MoEAlltoAllTokenDispatcher.preprocess``: dropless with
+    EP sets ``cuda_sync_point = "before_ep_alltoall"``, without EP "before_finish"; Transformer
+    Engine ``GroupedLinear`` takes ``m_splits`` as host integers), so the host cannot issue the
+    rest of the layer ahead of the GPU. Capacity-padded buffers need no sync."""
     moe_dispatch_bytes: float = 2.0
     """Bytes per hidden element of a dispatched token (BF16; DeepSeek-V3 dispatches in FP8
     with 128-element block scales: about 1.03)."""

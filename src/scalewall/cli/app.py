@@ -66,6 +66,14 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "scalewall.cli.report_cmd",
         "Write one HTML page (opens offline) comparing cluster options for a model",
     ),
+    "schema": (
+        "scalewall.cli.schema_cmd",
+        "Print the JSON Schema of a --json output kind or an input file (no KIND: list them).",
+    ),
+    "serve": (
+        "scalewall.cli.serve_cmd",
+        "Serve the REST API (OpenAPI page at /docs) and the browser UI (needs the web extra).",
+    ),
     "probe": (
         "scalewall.cli.probe_cmd",
         "Measure GEMM, attention, device memory and collectives (needs the probe extra).",

@@ -2,82 +2,31 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.table import Table
 
+from scalewall._entry import PRETRAIN_SEQ_LEN
+from scalewall._entry import cost as price_cluster
 from scalewall.cli.common import (
     ClusterOpt,
     GpuOpt,
     GpusOpt,
     JsonOpt,
     ModelOpt,
-    load_cluster,
-    load_model,
 )
 from scalewall.cli.output import console, print_json
 from scalewall.cost import (
-    ClusterHardware,
     PriceBook,
     Tco,
-    TcoOptions,
-    Throughput,
     TrainingCost,
-    hardware_from_cluster,
     load_prices,
-    mfu_from_tokens,
-    tco,
-    throughput_from_mfu,
-    training_cost,
 )
-from scalewall.errors import SpecError
 from scalewall.units import DAY_S
-from scalewall.workload import model_flop_per_token
 
-DEFAULT_CLUSTER = "dgx-h100-superpod-1024"
 J_PER_MWH = 3.6e9
 YEAR_S = 365.25 * DAY_S
-PRETRAIN_SEQ_LEN = 8192
-"""Default cap on the sequence length for FLOPs per token: pre-training runs at shorter
-sequences than the context a model finally supports (Llama 3 pre-trains at 8,192 tokens before
-its long-context stage; arXiv 2407.21783, Sec. 3.4)."""
-
-
-def _hardware(cluster: str | None, gpu: str | None, gpus: int | None) -> ClusterHardware:
-    if gpu and cluster:
-        raise SpecError("gpu", gpu, "give either --cluster or --gpu, not both")
-    if not gpu:
-        cluster = cluster or DEFAULT_CLUSTER
-    return hardware_from_cluster(load_cluster(cluster, gpu, gpus))
-
-
-def _throughput(
-    hw: ClusterHardware, model: str, seq_len: int, tokens_per_s: float, mfu: float, goodput: float
-) -> Throughput | None:
-    """From --tokens-per-s (MFU from --model if given), or from --model and --mfu."""
-    if not 0.0 <= tokens_per_s < math.inf:
-        raise SpecError("tokens_per_s", tokens_per_s, "zero (not given) or a positive number")
-    if not 0.0 <= mfu <= 1.0:
-        raise SpecError("mfu", mfu, "a fraction in (0, 1], or 0 for not given")
-    if not 0.0 < goodput <= 1.0:
-        raise SpecError("goodput", goodput, "a fraction in (0, 1]")
-    if seq_len < 0:
-        raise SpecError("seq_len", seq_len, "a positive number of tokens, or 0 for the model's")
-    flop = 0.0
-    if model:
-        spec = load_model(model)
-        flop = model_flop_per_token(spec, seq_len or min(spec.max_seq_len, PRETRAIN_SEQ_LEN))
-    if tokens_per_s > 0.0:
-        mfu_frac = mfu or (mfu_from_tokens(hw, flop, tokens_per_s) if flop else None)
-        return Throughput(tokens_per_s=tokens_per_s, mfu_frac=mfu_frac, goodput_frac=goodput)
-    if mfu > 0.0:
-        if not flop:
-            raise SpecError("model", None, "--mfu without --tokens-per-s needs --model")
-        return throughput_from_mfu(hw, flop, mfu, goodput)
-    return None
 
 
 def _money(usd: float | None) -> str:
@@ -198,23 +147,27 @@ def cost_command(
     """Price a cluster (default: the 1,024-GPU DGX H100 SuperPOD): capex, opex, network bill of
     materials, cost per GPU-hour, per effective PFLOP-day and per million tokens. A model
     (--model) with --mfu or --tokens-per-s gives the per-token figures; --tokens a budget."""
-    book = load_prices(prices)
     if list_prices:
-        _print_prices(book, as_json)
+        _print_prices(load_prices(prices), as_json)
         return
-    if not 0.0 <= tokens < math.inf:
-        raise SpecError("tokens", tokens, "a positive token budget, e.g. 15e12 (0: none)")
-    hw = _hardware(cluster, gpu, gpus)
-    throughput = _throughput(hw, model, seq_len, tokens_per_s, mfu, goodput)
-    options = TcoOptions(facility=facility, utilisation_frac=utilisation)
-    result = tco(hw, book, throughput, options)
-    run = training_cost(result, tokens) if tokens else None
+    run = price_cluster(
+        cluster,
+        gpu=gpu,
+        gpus=gpus,
+        prices=prices,
+        facility=facility,
+        utilisation=utilisation,
+        tokens_per_s=tokens_per_s,
+        model=model,
+        seq_len=seq_len,
+        mfu=mfu,
+        goodput=goodput,
+        tokens=tokens,
+    )
     if as_json:
-        out: dict[str, Any] = {"tco": result.to_dict(), "price_files": list(book.files)}
-        out["training"] = run.to_dict() if run else None
-        print_json(out, "cost")
+        print_json(run.to_dict(), "cost")
         return
-    _print(result, run, book)
+    _print(run.tco, run.training, load_prices(prices))
 
 
 def register(app: typer.Typer) -> None:

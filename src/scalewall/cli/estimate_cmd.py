@@ -42,9 +42,7 @@ from scalewall.units import GIB
 
 def estimate_json(result: StepEstimate) -> dict[str, object]:
     """The documented ``--json`` object."""
-    data = result.to_dict()
-    data["limiter"] = result.limiter
-    return data
+    return result.to_dict()
 
 
 def print_estimate(result: StepEstimate) -> None:
@@ -72,10 +70,10 @@ def print_estimate(result: StepEstimate) -> None:
     head.add_row("largest loss", result.limiter)
     console.print(head)
     parts = Table("step part", "seconds", "share")
-    for name, seconds in result.breakdown.items():
+    for name, seconds in result.breakdown_s.items():
         parts.add_row(name, f"{seconds:.4f}", f"{seconds / result.step_time_s:.1%}")
     mem = Table("memory part", "GiB")
-    for name, value in result.memory.items():
+    for name, value in result.memory_bytes.items():
         mem.add_row(name, f"{value / GIB:.2f}")
     console.print(parts)
     console.print(mem)
@@ -164,8 +162,6 @@ def estimate_command(
             data["tokens_per_s_interval"] = list(band.tokens_per_s_interval)
             data["interval_level"] = band.level
             data["interval_basis"] = f"calibration {calibration}"
-        else:
-            data["interval_level"] = 0.9
         print_json(data, "estimate")
     else:
         print_estimate(result)

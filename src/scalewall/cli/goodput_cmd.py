@@ -7,15 +7,14 @@ unless ``--step-s`` is given.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 import pandas as pd
 import typer
 from rich.table import Table
 
-from scalewall.api import estimate
-from scalewall.catalog.schema import ModelSpec
+from scalewall._entry import Job
+from scalewall._entry import goodput as run_goodput
 from scalewall.cli.common import (
     ClusterOpt,
     CpOpt,
@@ -36,30 +35,19 @@ from scalewall.cli.common import (
     StackSetOpt,
     TpOpt,
     VppOpt,
-    load_cluster,
-    load_model,
     load_stack,
-    plan_from_options,
 )
 from scalewall.cli.output import console, print_json
-from scalewall.errors import ScalewallError, SpecError
-from scalewall.perf.assumptions import Stack
-from scalewall.plan.plan import ParallelPlan
-from scalewall.plan.topology import Cluster
+from scalewall.errors import SpecError
 from scalewall.reliability import (
-    CheckpointSpec,
     GoodputResult,
-    GoodputTokensPerSecond,
     bandwidth_table,
     failure_rate_table,
-    goodput,
     required_spares,
     restart_table,
     spares_table,
 )
-from scalewall.reliability.adapter import goodput_inputs
 from scalewall.reliability.catalog import DEFAULT_FAILURE_RATES, DEFAULT_STORAGE
-from scalewall.search import search
 from scalewall.stack import DEFAULT_STACK
 from scalewall.units import DAY_S, HOUR_S
 
@@ -138,65 +126,6 @@ def _print_frame(title: str, frame: pd.DataFrame) -> None:
     console.print(table)
 
 
-@dataclass(frozen=True, kw_only=True)
-class Job:
-    """The plan whose goodput is asked for, with its step time and where each came from."""
-
-    plan: ParallelPlan
-    plan_source: str
-    """``given`` (flags) or ``search`` (``--best-plan``)."""
-    step_time_s: float
-    step_source: str
-    """``estimate`` (the step model), ``search`` or ``given`` (``--step-s``)."""
-    fits: bool
-
-    @property
-    def tokens_per_s(self) -> float:
-        return self.plan.global_batch * self.plan.seq_len / self.step_time_s
-
-    def to_dict(self, goodput_frac: float) -> dict[str, Any]:
-        return {
-            "plan": {k: getattr(self.plan, k) for k in self.plan.__dataclass_fields__},
-            "plan_source": self.plan_source,
-            "fits": self.fits,
-            "step_time_s": self.step_time_s,
-            "step_time_source": self.step_source,
-            "tokens_per_s": self.tokens_per_s,
-            "goodput_tokens_per_s": self.tokens_per_s * goodput_frac,
-        }
-
-
-def best_plan_job(
-    model: ModelSpec,
-    cluster: Cluster,
-    objective: GoodputTokensPerSecond,
-    *,
-    global_batch: int | None,
-    seq_len: int,
-    stack: Stack,
-) -> Job:
-    """The search's best plan by goodput-adjusted tokens/s, with its step time."""
-    result = search(
-        model,
-        cluster,
-        global_batch=global_batch,
-        seq_len=seq_len,
-        objective_name=objective,
-        top_k=1,
-        stack=stack,
-    )
-    if result.best is None:
-        raise ScalewallError(f"{cluster.num_gpus} GPUs: {result.reason}")
-    best = result.best
-    return Job(
-        plan=best.plan,
-        plan_source="search",
-        step_time_s=best.step_time_s,
-        step_source="search",
-        fits=True,
-    )
-
-
 def goodput_command(
     model: ModelOpt = "llama3-70b",
     cluster: ClusterOpt = None,
@@ -250,35 +179,18 @@ def goodput_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Failures, checkpoint cost, optimal interval and goodput of one training job."""
-    if mc_runs < 0:
-        raise SpecError("mc_runs", mc_runs, "must be >= 0")
-    if not run_days > 0:
-        raise SpecError("run_days", run_days, "must be > 0")
-    if step_s is not None and not step_s > 0:
-        raise SpecError("step_s", step_s, "must be > 0")
     interval_s = _interval(interval)
     if cluster is None and gpu is None:
         gpu, gpus = "h100-sxm-80gb", 1024 if gpus is None else gpus
-    spec = load_model(model)
-    resolved = load_cluster(cluster, gpu, gpus)
-    run_s = run_days * DAY_S
+    if not run_days > 0:
+        raise SpecError("run_days", run_days, "must be > 0")
     software = load_stack(stack, cuda_graphs, stack_set)
-    checkpoint = CheckpointSpec(asynchronous=asynchronous)
-    if best_plan:
-        objective = GoodputTokensPerSecond(
-            storage=storage,
-            failure_rates=failure_rates,
-            checkpoint=checkpoint,
-            spare_nodes=spare_nodes,
-            run_s=run_s,
-        )
-        job = best_plan_job(
-            spec, resolved, objective, global_batch=global_batch, seq_len=seq_len, stack=software
-        )
-    else:
-        plan = plan_from_options(
-            resolved,
-            spec,
+    run = run_goodput(
+        model,
+        cluster,
+        None
+        if best_plan
+        else dict(
             tp=tp,
             pp=pp,
             dp=dp,
@@ -292,36 +204,24 @@ def goodput_command(
             zero=zero,
             sequence_parallel=sequence_parallel,
             precision=precision,
-        )
-        est = estimate(spec, resolved, plan, stack=software)
-        job = Job(
-            plan=plan,
-            plan_source="given",
-            step_time_s=est.step_time_s,
-            step_source="estimate",
-            fits=est.fits,
-        )
-    if step_s is not None:
-        job = Job(
-            plan=job.plan,
-            plan_source=job.plan_source,
-            step_time_s=step_s,
-            step_source="given",
-            fits=job.fits,
-        )
-    inputs = goodput_inputs(
-        spec,
-        resolved,
-        job.plan,
-        run_s=run_s,
+        ),
+        gpu=gpu,
+        gpus=gpus,
+        best_plan=best_plan,
+        run_s=run_days * DAY_S,
         storage=storage,
         failure_rates=failure_rates,
-        checkpoint=checkpoint,
         interval_s=interval_s,
-        step_s=job.step_time_s,
+        step_s=step_s,
         spare_nodes=spare_nodes,
+        asynchronous=asynchronous,
+        monte_carlo_runs=mc_runs,
+        seed=seed,
+        stack=software,
+        global_batch=global_batch,
+        seq_len=seq_len,
     )
-    result = goodput(inputs, monte_carlo_runs=mc_runs, seed=seed)
+    result, job, inputs = run.result, run.job, run.inputs
     tables = {}
     if what_if:
         tables = {
@@ -332,7 +232,7 @@ def goodput_command(
         }
     spares_needed = required_spares(inputs) if what_if else None
     if as_json:
-        out = result.to_dict() | job.to_dict(result.goodput_frac)
+        out = run.to_dict()
         if tables:
             out["what_if"] = {k: v.to_dict(orient="records") for k, v in tables.items()}
             out["required_spare_nodes"] = spares_needed

@@ -13,13 +13,14 @@ console = Console()
 err_console = Console(stderr=True)
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """``value`` as JSON-ready Python: numpy scalars as numbers, NaN and inf as None."""
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, np.generic):
-        return _plain(value.item())
+        return plain(value.item())
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
@@ -30,7 +31,7 @@ def print_json(data: Any, kind: str | None = None) -> None:
     that starts with ``"format": "scalewall-<kind>/1"``."""
     if kind is not None:
         data = {"format": f"scalewall-{kind}/{JSON_VERSION}", **data}
-    print(json.dumps(_plain(data), indent=2, sort_keys=False))
+    print(json.dumps(plain(data), indent=2, sort_keys=False))
 
 
 JSON_VERSION = 1

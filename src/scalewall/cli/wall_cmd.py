@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -129,23 +130,38 @@ def _print_goodput_causes(rows: Sequence[dict[str, Any]]) -> None:
 
 
 def _print_band(band: Any) -> None:
-    table = Table(
-        "GPUs",
-        "tokens/s low",
-        "tokens/s high",
-        "band width",
-        title=f"Calibrated {band.level:.0%} prediction band",
-    )
+    validation = band.basis == "validation"
+    columns = ["GPUs", "tokens/s low", "tokens/s high", "band width"]
+    title = f"Calibrated {band.level:.0%} prediction band"
+    if validation:
+        columns.append("errors of")
+        title = (
+            f"{band.level:.0%} band from the out-of-sample errors of the closest validation "
+            "group (not calibrated)"
+        )
+    table = Table(*columns, title=title)
     for r in band.rows:
         low, high = r["tokens_per_s_interval"]
-        table.add_row(str(r["gpus"]), f"{low:,.0f}", f"{high:,.0f}", f"{r['relative_width']:.0%}")
+        cells = [str(r["gpus"]), f"{low:,.0f}", f"{high:,.0f}", f"{r['relative_width']:.0%}"]
+        table.add_row(*cells, *([r["group"]] if validation else []))
     console.print(table)
     if band.too_wide_from_gpus is None:
         console.print(f"The band stays within {band.max_relative_width:.0%} at every size.")
     else:
         console.print(
             f"[bold]Too wide to trust from {band.too_wide_from_gpus} GPUs[/bold]: the band "
-            f"exceeds {band.max_relative_width:.0%} of the prediction; measure at a larger scale."
+            f"exceeds {band.max_relative_width:.0%} of the prediction; "
+            + (
+                "calibrate on runs measured on your cluster to narrow it."
+                if validation
+                else "measure at a larger scale."
+            )
+        )
+    if band.extrapolated_from_gpus is not None:
+        console.print(
+            f"From {band.extrapolated_from_gpus} GPUs the sizes are larger than every "
+            "validation run of this kind: the band there is an extrapolation. Calibrating on "
+            "your own runs (scalewall calibrate) gives a band that widens with the distance."
         )
 
 
@@ -207,6 +223,7 @@ def wall_command(
     """Sweep cluster sizes, re-searching the best plan at each: where scaling stops, and why."""
     check_output_path("--csv", csv)
     check_output_path("--plot", plot)
+    check_output_path("--results", results)
     spec = load_model(model)
     design = cluster_design(cluster, gpu)
     size_list = parse_sizes(sizes) if sizes else default_sizes(design, max_gpus)
@@ -249,7 +266,7 @@ def wall_command(
             reuse=not fresh,
             on_row=lambda _row: bar.advance(task),
         )
-    band = None
+    band: Any = None
     if cal is not None:
         from scalewall.calibrate.band import wall_band
 
@@ -261,6 +278,18 @@ def wall_command(
             load_stack(stack, cuda_graphs, stack_set),
             max_relative_width=band_width,
         )
+    elif result.band is not None:
+        from scalewall.calibrate.band import validation_wall_band
+
+        band = validation_wall_band(
+            result,
+            spec,
+            design,
+            load_stack(stack, cuda_graphs, stack_set),
+            max_relative_width=band_width,
+        )
+    if band is not None:
+        result = dataclasses.replace(result, band=band.to_dict())
     if csv is not None:
         csv.parent.mkdir(parents=True, exist_ok=True)
         result.to_pandas().to_csv(csv, index=False)
@@ -275,7 +304,7 @@ def wall_command(
 
         write_wall_html(result, plot)
     if as_json:
-        print_json({**result.to_dict(), **({"band": band.to_dict()} if band else {})}, "wall")
+        print_json(result.to_dict(), "wall")
     else:
         print_wall(result)
         if band is not None:

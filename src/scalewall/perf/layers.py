@@ -135,7 +135,7 @@ def layer_times(
         norm_tokens * hidden * per_hidden + tokens * up_width / tp * stack.elementwise_bytes_per_ffn
     )
     zero = np.zeros_like(tokens)
-    imbalance, ep_f, ep_b, etp_comm = zero, zero, zero, zero
+    imbalance, ep_f, ep_b, etp_comm, routed_after = zero, zero, zero, zero, zero
     if moe_layer:
         routed = moe.routed_expert_times(model, p, dev, eff, stack, tokens)
         experts = model.routed_experts * np.ones_like(tokens)
@@ -144,6 +144,12 @@ def layer_times(
         elem_bytes = elem_bytes + routed.elementwise_bytes
         cast = cast + routed.cast_elements
         imbalance = routed.imbalance
+        routed_after = routed.fwd + memory_bound_time_s(
+            routed.elementwise_bytes / 3.0
+            + np.where(dev.fp8, routed.cast_elements * cast_bytes(dev, eff) / 2.0, 0.0),
+            dev,
+            eff,
+        )
         ep_f, ep_b = moe.expert_comm_times(model, cluster, p, eff, stack, tokens)
         etp_comm = moe.expert_tp_comm_time(model, cluster, p, eff, stack, tokens)
     elem = memory_bound_time_s(elem_bytes, dev, eff)
@@ -183,6 +189,13 @@ def layer_times(
     host_b = host_f * (eff.host_ops_bwd_ratio + np.where(full, 1.0, 0.0))
     gpu_f = fwd_compute + tp_fwd + cp_fwd + ep_fwd
     gpu_b = bwd_compute + tp_fwd + cp_bwd + ep_bwd + recompute
+    exposed_f = np.maximum(host_f - gpu_f, 0.0)
+    if moe_layer and moe.host_syncs(stack):
+        # The host waits for the router's token counts before it issues the dispatch, so
+        # what follows cannot be issued ahead: the GPU idles for the issue time of the
+        # operations after the sync beyond their own GPU time (routed experts, all-to-all).
+        after = post_sync_host_s(model, p, eff, stack) - routed_after - ep_fwd
+        exposed_f = np.maximum(exposed_f, after)
     return LayerTimes(
         fwd_compute=fwd_compute,
         bwd_compute=bwd_compute,
@@ -196,7 +209,7 @@ def layer_times(
         ep_overhead=overhead,
         imbalance=imbalance,
         imbalance_comm=imbalance_comm,
-        fwd_host=np.maximum(host_f - gpu_f, 0.0),
+        fwd_host=exposed_f,
         bwd_host=np.maximum(host_b - gpu_b, 0.0),
     )
 
@@ -226,6 +239,23 @@ def host_issue_s(
     else:
         ffn = eff.host_ops_mlp_fwd * one
     ops = ffn if stack.cuda_graphs == "attention" else ffn + attention
+    result: FloatArray = ops * eff.host_op_s * one
+    return result
+
+
+def post_sync_host_s(model: ModelSpec, p: PlanBatch, eff: Efficiency, stack: Stack) -> FloatArray:
+    """Host time to issue what an MoE layer's forward runs after the dispatcher's host sync:
+    the dispatch and combine with their bookkeeping, the un-permutation and the per-expert
+    GEMMs (``host_ops_moe_fwd`` less the router's share, plus the local experts'); 0 where
+    whole layers are replayed from CUDA graphs."""
+    one = np.ones_like(p.tp)
+    if stack.cuda_graphs in ("layer", "full"):
+        return 0.0 * one
+    ops = (
+        eff.host_ops_moe_fwd
+        - eff.host_ops_router_fwd
+        + eff.host_ops_per_local_expert_fwd * (model.routed_experts / p.ep)
+    )
     result: FloatArray = ops * eff.host_op_s * one
     return result
 

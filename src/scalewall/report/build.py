@@ -242,10 +242,10 @@ def _best(
     keep = ("plan", "step_time_s", "tokens_per_s", "mfu", "hfu", "limiter", "comm_tier")
     return {
         **{k: row[k] for k in keep},
-        "memory_bytes": est.memory,
+        "memory_bytes": est.memory_bytes,
         "memory_total_bytes": est.memory_total_bytes,
         "hbm_bytes": est.hbm_bytes,
-        "breakdown_s": est.breakdown,
+        "breakdown_s": est.breakdown_s,
     }
 
 

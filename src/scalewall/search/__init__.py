@@ -47,19 +47,3 @@ __all__ = [
     "search",
     "stage_splits",
 ]
-
-
-def _make_callable() -> None:
-    """Let ``scalewall.search(...)`` call :func:`search` while ``scalewall.search`` stays this
-    package (``scalewall.search.SearchSpace`` and submodule imports keep working)."""
-    import sys
-    import types
-
-    class _CallableModule(types.ModuleType):
-        def __call__(self, *args: object, **kwargs: object) -> SearchResult:
-            return search(*args, **kwargs)  # type: ignore[arg-type]
-
-    sys.modules[__name__].__class__ = _CallableModule
-
-
-_make_callable()

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from scalewall._result import ResultDisplay
 from scalewall.catalog.schema import ModelSpec
 from scalewall.cluster import resolve_cluster
 from scalewall.errors import SpecError
@@ -119,8 +120,8 @@ class SearchCounts:
     """Plans passed through the step model."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class SearchResult:
+@dataclass(frozen=True, kw_only=True, repr=False)
+class SearchResult(ResultDisplay):
     """What a search found; ``top`` is empty when no plan fits (``reason`` says why)."""
 
     model: str
@@ -151,10 +152,12 @@ class SearchResult:
         return 1 + int(np.count_nonzero(self.scores > score))
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``scalewall-search/1`` document (``scalewall schema search``)."""
         return {
+            "format": "scalewall-search/1",
             "model": self.model,
             "cluster": self.cluster,
-            "num_gpus": self.num_gpus,
+            "gpus": self.num_gpus,
             "global_batch": self.global_batch,
             "global_batch_tokens": self.global_batch * self.seq_len,
             "seq_len": self.seq_len,

@@ -21,13 +21,14 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from scalewall import catalog
+from scalewall._result import ResultDisplay
 from scalewall.catalog.schema import Accelerator, ClusterSpec, Fabric, Link, ModelSpec, System
 from scalewall.cluster import default_fabric, default_system
 from scalewall.errors import ScalewallError, SpecError
@@ -51,9 +52,16 @@ DEFAULT_KNEE_THRESHOLD = 0.5
 """Marginal efficiency below which adding GPUs no longer pays (each added GPU brings less than
 half the per-GPU throughput of the smallest size)."""
 
-LOSS_PARTS = ("compute_efficiency", *(p for p in BREAKDOWN_PARTS if p != "compute"), "goodput")
+LOSS_PARTS = (
+    "compute_efficiency",
+    *(p for p in BREAKDOWN_PARTS if p != "compute"),
+    "hash_collision",
+    "goodput",
+)
 """Loss attribution columns (``loss_<part>_frac``): the step model's breakdown parts with compute
-replaced by its efficiency loss; ``goodput`` is NaN when left out (``goodput=False``)."""
+replaced by its efficiency loss; ``hash_collision`` is the share of the communication parts that
+ECMP hash collisions add (``hash_collision_s``); ``goodput`` is NaN when left out
+(``goodput=False``)."""
 COMM_KINDS = tuple(p for p in BREAKDOWN_PARTS if p.endswith("_comm"))
 
 
@@ -98,7 +106,7 @@ def cluster_design(cluster: str | Path | Cluster | None, gpu: str | None) -> Clu
     else:
         gpu = gpu or DEFAULT_GPU
         systems = catalog.systems()
-        system = systems[gpu] if gpu in systems else default_system(gpu)
+        system = systems.get(gpu) or systems.get(catalog.normal_name(gpu)) or default_system(gpu)
         fabric, name = default_fabric(system), ""
     return ClusterDesign(
         system=system,
@@ -174,6 +182,20 @@ def _goodput(
     return result.goodput_frac, result.loss_by_category
 
 
+def hash_collision_s(
+    config: WallConfig, cluster: Cluster, plan: ParallelPlan, breakdown: dict[str, float]
+) -> dict[str, float]:
+    """Seconds per step each part loses to ECMP hash collisions (``perf.collectives``
+    ``hash_slowdown``): the part with the plan's flows hashed, less the same part with every
+    path evenly loaded (adaptive routing), which is the plan evaluated once more with
+    unbounded flows per path."""
+    from scalewall.api import estimate
+
+    even = replace(config.efficiency, ecmp_flows_per_path=math.inf)
+    clean = estimate(config.model, cluster, plan, stack=config.stack, efficiency=even).breakdown
+    return {k: max(v - clean.get(k, v), 0.0) for k, v in breakdown.items() if k != "compute"}
+
+
 def run_size(task: SizeTask) -> dict[str, Any]:
     """One size of the sweep as a JSON-ready row (a size with no plan is a row with a reason)."""
     config = task.config
@@ -211,7 +233,9 @@ def run_size(task: SizeTask) -> dict[str, Any]:
         row["reason"] = result.reason
         return row
     step = best.step_time_s
-    fracs = {k: v / step for k, v in best.breakdown.items()}
+    collisions = hash_collision_s(config, cluster, best.plan, best.breakdown)
+    fracs = {k: (v - collisions.get(k, 0.0)) / step for k, v in best.breakdown.items()}
+    fracs["hash_collision"] = sum(collisions.values()) / step
     losses = {k: fracs.get(k, 0.0) for k in LOSS_PARTS}
     losses["compute_efficiency"] = fracs["compute"] - best.mfu
     time_to_train_s = config.token_budget / best.tokens_per_s
@@ -257,8 +281,8 @@ class Knee:
         return asdict(self)
 
 
-@dataclass(frozen=True, kw_only=True)
-class WallResult:
+@dataclass(frozen=True, kw_only=True, repr=False)
+class WallResult(ResultDisplay):
     """One row per size (dicts with a documented schema), the knee, and the configuration."""
 
     model: str
@@ -270,6 +294,9 @@ class WallResult:
     results_path: str = ""
     reused_rows: int = 0
     settings: dict[str, Any] = field(default_factory=dict)
+    band: dict[str, Any] | None = None
+    """The prediction band of every size (``calibrate.band.WallBand.to_dict()``): without a
+    calibration, from the out-of-sample errors of the closest validation group."""
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per size: plan fields (``plan_<field>``), metrics, ``loss_<part>_frac``,
@@ -287,7 +314,9 @@ class WallResult:
         return pd.DataFrame(flat)
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``scalewall-wall/1`` document (``scalewall schema wall``)."""
         return {
+            "format": "scalewall-wall/1",
             "model": self.model,
             "cluster": self.cluster,
             "knee_threshold": self.knee_threshold,
@@ -297,6 +326,7 @@ class WallResult:
             "results_path": self.results_path,
             "reused_rows": self.reused_rows,
             "rows": list(self.rows),
+            **({"band": self.band} if self.band is not None else {}),
         }
 
 
@@ -475,7 +505,7 @@ def wall(
         if on_row:
             on_row(row)
     ordered = with_efficiency(rows)
-    return WallResult(
+    result = WallResult(
         model=spec.id,
         cluster=design.name or f"{design.system.id} + {design.fabric.id}",
         rows=tuple(ordered),
@@ -493,3 +523,9 @@ def wall(
             "goodput": goodput,
         },
     )
+    if not any(row["found"] for row in ordered):
+        return result
+    from scalewall.calibrate.band import validation_wall_band
+
+    band = validation_wall_band(result, spec, design, config.stack)
+    return dataclasses.replace(result, band=band.to_dict())

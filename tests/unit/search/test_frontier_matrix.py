@@ -37,6 +37,8 @@ def test_search_and_wall_find_a_plan(model: str, gpu: str, tmp_path: Path) -> No
     else:
         # 128K tokens of a 70B model do not fit one GPU's share without splitting the sequence.
         assert best.plan.cp * best.plan.tp > 1
+    if gpu != "gb200":
+        return  # the sweep re-runs this search: checked once per model, on the NVL72 rack
     curve = wall(
         model,
         gpu=gpu,

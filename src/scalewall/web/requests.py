@@ -1,0 +1,275 @@
+"""Request bodies of the API, and how each becomes the command line of its command.
+
+Each body's fields are the command's options (``global_batch`` is ``--global-batch``), with the
+command's defaults, so a request with a field left out asks what the command would. Names that
+reach the server's disk are not taken from the client: a model is a catalog id or an uploaded
+config (``upload:<id>``), a cluster a catalog id or a system, fabric and node count that the
+server writes into a cluster file of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from scalewall.errors import SpecError
+from scalewall.web.limits import Limits
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,79}$"
+"""A catalog id: no path separators."""
+UPLOAD_PREFIX = "upload:"
+UPLOAD_PATTERN = r"^upload:[0-9a-f]{16}$"
+FILE_SUFFIXES = (".json", ".toml", ".csv", ".jsonl", ".parquet")
+"""Suffixes that make the commands read a file; an id never ends in one."""
+
+Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+ModelName = Annotated[str, StringConstraints(pattern=f"{ID_PATTERN}|{UPLOAD_PATTERN}")]
+Word = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+,-]{0,79}$")]
+Count = Annotated[int, Field(ge=0, le=10**9)]
+Positive = Annotated[int, Field(ge=1, le=10**9)]
+Amount = Annotated[float, Field(ge=0, le=1e30)]
+
+
+class Body(BaseModel):
+    """Strict JSON: unknown keys, NaN and infinities are refused."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    def options(self) -> dict[str, Any]:
+        """The fields set away from their defaults: the options to pass."""
+        return self.model_dump(exclude_defaults=True)
+
+
+class ClusterChoice(Body):
+    """A catalog cluster, an accelerator (or system) id with a GPU count, or a system and a
+    fabric from the catalog with a node count."""
+
+    cluster: Id | None = None
+    gpu: Id | None = None
+    gpus: Positive | None = None
+    system: Id | None = None
+    fabric: Id | None = None
+    nodes: Positive | None = None
+
+
+class PlanFields(Body):
+    tp: Positive = 8
+    pp: Positive = 4
+    vpp: Positive = 1
+    dp: Positive | None = None
+    cp: Positive = 1
+    ep: Positive = 1
+    micro_batch: Positive = 1
+    seq_len: Positive = 8192
+    recompute: Word = "selective"
+    sequence_parallel: bool = True
+    precision: Word = "bf16"
+    stack: Word | None = None
+    cuda_graphs: Word | None = None
+
+
+class EstimateRequest(ClusterChoice, PlanFields):
+    """``scalewall estimate``."""
+
+    model: ModelName = "llama3-70b"
+    etp: Positive = 1
+    cp_mode: Word = "ring"
+    first_stage_layers: Count = 0
+    last_stage_layers: Count = 0
+    global_batch: Positive = 512
+    zero: Annotated[int, Field(ge=0, le=3)] | None = None
+
+
+class SearchRequest(ClusterChoice):
+    """``scalewall search``."""
+
+    model: ModelName = "llama3-70b"
+    global_batch: Positive | None = None
+    global_batch_tokens: Positive | None = None
+    seq_len: Positive | None = None
+    precision: Word = "bf16"
+    tp_beyond_scale_up: bool = False
+    max_cp: Positive = 32
+    max_micro_batch: Positive = 16
+    objective: Word = "tokens_per_s"
+    token_budget: Amount = 15e12
+    top: Positive = 5
+    stack: Word | None = None
+    cuda_graphs: Word | None = None
+
+
+class WallRequest(Body):
+    """``scalewall wall`` (one worker per job; the results file is the job's own)."""
+
+    model: ModelName = "llama3-70b"
+    cluster: Id | None = None
+    gpu: Id | None = None
+    system: Id | None = None
+    fabric: Id | None = None
+    sizes: list[Positive] | None = None
+    max_gpus: Positive = 32768
+    global_batch: Positive | None = None
+    global_batch_tokens: Positive | None = None
+    max_global_batch: Positive | None = None
+    seq_len: Positive | None = None
+    token_budget: Amount = 15e12
+    knee_threshold: Annotated[float, Field(gt=0, lt=1)] = 0.5
+    goodput: bool = True
+    precision: Word = "bf16"
+    stack: Word | None = None
+
+
+class GoodputRequest(ClusterChoice, PlanFields):
+    """``scalewall goodput``."""
+
+    model: ModelName = "llama3-70b"
+    global_batch: Positive | None = None
+    zero: Annotated[int, Field(ge=0, le=3)] = 1
+    best_plan: bool = False
+    storage: Word | None = None
+    failure_rates: Word | None = None
+    interval: Word = "auto"
+    run_days: Annotated[float, Field(gt=0, le=3650)] = 30.0
+    step_s: Annotated[float, Field(gt=0, le=1e6)] | None = None
+    spare_nodes: Count | None = None
+    asynchronous: bool = False
+    mc_runs: Count = 10_000
+    seed: Count = 0
+    what_if: bool = False
+
+
+class CostRequest(ClusterChoice):
+    """``scalewall cost`` (built-in prices only: a price file is a path)."""
+
+    facility: Word = "owned"
+    utilisation: Annotated[float, Field(ge=0, le=1)] = 1.0
+    tokens_per_s: Amount = 0.0
+    model: ModelName | None = None
+    seq_len: Count = 0
+    mfu: Annotated[float, Field(ge=0, le=1)] = 0.0
+    goodput: Annotated[float, Field(gt=0, le=1)] = 1.0
+    tokens: Amount = 0.0
+
+
+OptionText = Annotated[
+    str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,79}:\d{1,7}$")
+]
+
+
+class ReportRequest(Body):
+    """``scalewall report``: options as ``CLUSTER:GPUS`` or ``GPU:GPUS``."""
+
+    model: ModelName | None = None
+    clusters: list[OptionText] = Field(default_factory=list)
+    token_budget: Amount | None = None
+    target_days: Annotated[float, Field(gt=0, le=36500)] | None = None
+    stack: Word | None = None
+    lang: Word = "en"
+
+
+TraceName = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^(openb(:[A-Za-z0-9_.-]+)?|synthetic:\w+:\d{1,6}(:\d{1,4}(\.\d+)?)?)$"
+    ),
+]
+
+
+class SimulateRequest(Body):
+    """``scalewall simulate`` on a shipped (openb) or synthetic trace."""
+
+    trace: TraceName = "openb"
+    cluster: Id = "openb"
+    nodes: Count = 0
+    gpus_per_node: Positive = 8
+    nodes_per_domain: Positive = 1
+    gpu_model: Word = "H100"
+    queue: Word = "fifo"
+    placement: Word = "bestfit"
+    seed: Count = 0
+    demand: Annotated[float, Field(ge=0, le=100)] = 0.0
+    failures: bool = False
+    failure_rate: Annotated[float, Field(ge=0, le=1e6)] = 6.5
+    repair_hours: Annotated[float, Field(ge=0, le=1e5)] = 4.0
+    spare_nodes: Count = 0
+    checkpoint_interval_s: Annotated[float, Field(gt=0, le=1e9)] = 3600.0
+    slowdown_per_tier: Annotated[float, Field(ge=0, le=100)] = 0.05
+    step_model: Word | None = None
+    step_cluster: Word | None = None
+    sample_interval_s: Annotated[float, Field(ge=60, le=1e9)] = 3600.0
+
+
+class UploadRequest(Body):
+    """An uploaded HuggingFace ``config.json``: its name and its parsed content."""
+
+    name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._()+-]{0,79}$")]
+    config: dict[str, Any]
+
+
+FLAG_NAMES = {"asynchronous": "async"}
+"""Fields whose option is not the field name with dashes."""
+LIST_OPTIONS = {"clusters": "cluster"}
+"""List fields passed as a repeated option."""
+
+
+def command_line(options: dict[str, Any]) -> list[str]:
+    """``{"global_batch": 512, "sequence_parallel": False}`` ->
+    ``["--global-batch", "512", "--no-sequence-parallel"]``."""
+    argv: list[str] = []
+    for name, value in options.items():
+        if value is None:
+            continue
+        flag = FLAG_NAMES.get(name, name).replace("_", "-")
+        if isinstance(value, bool):
+            argv.append(f"--{flag}" if value else f"--no-{flag}")
+        elif name in LIST_OPTIONS:
+            for item in value:
+                argv += [f"--{LIST_OPTIONS[name]}", str(item)]
+        elif isinstance(value, list):
+            argv += [f"--{flag}", ",".join(str(v) for v in value)]
+        else:
+            argv += [f"--{flag}", repr(value) if isinstance(value, float) else str(value)]
+    return argv
+
+
+def check_ids(options: dict[str, Any]) -> None:
+    """No id may name a file (the commands read a path ending in .json or .toml)."""
+    for name, value in options.items():
+        if isinstance(value, str) and value.lower().endswith(FILE_SUFFIXES):
+            raise SpecError(name, value, "a catalog id; upload a config.json instead of a path")
+
+
+def check_limits(kind: str, options: dict[str, Any], limits: Limits) -> None:
+    """Raise SpecError for a request past one of ``limits``."""
+    bounds = {
+        "gpus": limits.max_gpus,
+        "max_gpus": limits.max_gpus,
+        "top": limits.max_top,
+        "mc_runs": limits.max_monte_carlo_runs,
+    }
+    for name, bound in bounds.items():
+        if name in options and options[name] > bound:
+            raise SpecError(name, options[name], f"at most {bound} in scalewall serve")
+    sizes = options.get("sizes") or []
+    if len(sizes) > limits.max_sizes:
+        raise SpecError("sizes", sizes, f"at most {limits.max_sizes} sizes per sweep")
+    if sizes and max(sizes) > limits.max_gpus:
+        raise SpecError("sizes", sizes, f"sizes of at most {limits.max_gpus} GPUs")
+    if kind == "wall" and not sizes and options.get("max_gpus", 32768) > limits.max_gpus:
+        raise SpecError("max_gpus", options["max_gpus"], f"at most {limits.max_gpus}")
+    if len(options.get("clusters") or []) > limits.max_options:
+        raise SpecError("clusters", options["clusters"], f"at most {limits.max_options} options")
+    for text in options.get("clusters") or []:
+        if int(text.rpartition(":")[2]) > limits.max_gpus:
+            raise SpecError("clusters", text, f"at most {limits.max_gpus} GPUs per option")
+    trace = str(options.get("trace", ""))
+    if trace.startswith("synthetic:") and int(trace.split(":")[2]) > limits.max_synthetic_jobs:
+        raise SpecError("trace", trace, f"at most {limits.max_synthetic_jobs} synthetic jobs")
+
+
+def upload_id(text: str) -> str | None:
+    """The upload id of ``upload:<id>``, else None."""
+    match = re.fullmatch(UPLOAD_PATTERN, text)
+    return text[len(UPLOAD_PREFIX) :] if match else None

@@ -1,0 +1,160 @@
+"""The REST API against a real ``scalewall serve``: the CLI's documents, errors as the CLI's
+line, limits, uploads, background jobs with progress and events, and a restart."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from tests.unit.web.conftest import SRC, Server, httpx, wait_job
+
+import scalewall
+from scalewall.schemas import schema
+
+SMALL = {"model": "megatron-1.7b", "gpu": "h100-sxm-80gb", "gpus": 16}
+
+
+def _post(server: Server, path: str, body: object) -> httpx.Response:
+    return httpx.post(f"{server.url}{path}", json=body, timeout=120)
+
+
+def test_estimate_is_the_cli_json(server: Server) -> None:
+    answer = _post(server, "/api/estimate", {**SMALL, "tp": 2, "pp": 1, "global_batch": 64})
+    assert answer.status_code == 200
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from scalewall.cli.app import main; main()",
+            "estimate",
+            "-m",
+            "megatron-1.7b",
+            "--gpu",
+            "h100-sxm-80gb",
+            "--gpus",
+            "16",
+            "--tp",
+            "2",
+            "--pp",
+            "1",
+            "--global-batch",
+            "64",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(SRC)},
+        check=True,
+    )
+    assert answer.json() == json.loads(cli.stdout)
+    jsonschema.validate(answer.json(), schema("estimate"))
+    # and the Python API's document for the same plan (JSON turns tuples into lists)
+    api = scalewall.estimate(
+        "megatron-1.7b", gpu="h100-sxm-80gb", gpus=16, plan=answer.json()["plan"]
+    )
+    assert answer.json() == json.loads(json.dumps(api.to_dict()))
+
+
+def test_search_and_catalog_follow_their_schemas(server: Server) -> None:
+    found = _post(server, "/api/search", {**SMALL, "top": 2}).json()
+    jsonschema.validate(found, schema("search"))
+    assert (
+        len(found["top"]) == 2
+        and found["top"][0]["tokens_per_s"] >= found["top"][1]["tokens_per_s"]
+    )
+    listing = httpx.get(f"{server.url}/api/catalog").json()
+    jsonschema.validate(listing, schema("catalog"))
+    assert "megatron-1.7b" in listing["models"]
+    spec = httpx.get(f"{server.url}/openapi.json").json()
+    assert {"/api/estimate", "/api/wall", "/api/jobs/{job_id}/events"} <= set(spec["paths"])
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "words"),
+    [
+        ({"tp": 5, "model": "megatron-1.7b"}, 422, "tp=5 is invalid; must divide the"),
+        ({"tp": "x"}, 422, "tp='x' is invalid"),
+        ({"tpp": 2}, 422, "tpp=2 is invalid; unknown field"),
+        ({"model": "config.json"}, 422, "model='config.json' is invalid"),
+        ({"model": "../../etc/passwd"}, 422, "model='../../etc/passwd' is invalid"),
+        ({"gpu": "h100-sxm-80gb", "gpus": 10**7}, 422, "gpus=10000000 is invalid; at most"),
+        ({"model": "upload:0123456789abcdef"}, 422, "an upload id"),
+        ({"model": "no-such-model"}, 422, "no-such-model"),
+    ],
+)
+def test_bad_input_is_the_cli_line(server: Server, body: dict, status: int, words: str) -> None:
+    answer = _post(server, "/api/estimate", body)
+    assert answer.status_code == status
+    error = answer.json()["error"]
+    assert words in error and "\n" not in error
+
+
+def test_json_only_and_body_size(server: Server) -> None:
+    form = httpx.post(
+        f"{server.url}/api/estimate",
+        content=b"tp=2",
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    assert form.status_code == 415
+    huge = httpx.post(
+        f"{server.url}/api/uploads",
+        content=b"{" + b" " * 2_000_000 + b"}",
+        headers={"content-type": "application/json"},
+    )
+    assert huge.status_code == 413
+
+
+def test_uploaded_config_is_estimated(server: Server) -> None:
+    config = {
+        "hidden_size": 2048,
+        "num_attention_heads": 16,
+        "num_hidden_layers": 12,
+        "vocab_size": 32000,
+        "intermediate_size": 5632,
+        "hidden_act": "silu",
+    }
+    made = _post(server, "/api/uploads", {"name": "tiny-llama", "config": config}).json()
+    assert made["model"].startswith("upload:") and made["layers"] == 12
+    est = _post(server, "/api/estimate", {**SMALL, "model": made["model"], "tp": 2, "pp": 1})
+    assert est.status_code == 200 and est.json()["model"] == "tiny-llama"
+    bad = _post(server, "/api/uploads", {"name": "broken", "config": {"hidden_size": 1}})
+    assert bad.status_code == 422 and "broken" in bad.json()["error"]
+
+
+def test_wall_job_reports_progress_and_events(server: Server) -> None:
+    job = _post(
+        server, "/api/wall", {"model": "megatron-1.7b", "gpu": "h100-sxm-80gb", "sizes": [8, 16]}
+    )
+    assert job.status_code == 202
+    job_id = job.json()["id"]
+    with httpx.stream("GET", f"{server.url}/api/jobs/{job_id}/events", timeout=120) as events:
+        states = [json.loads(line[6:]) for line in events.iter_lines() if line.startswith("data: ")]
+    assert states[-1]["state"] == "done" and states[-1]["progress_frac"] == 1.0
+    result = httpx.get(f"{server.url}/api/jobs/{job_id}/result").json()
+    jsonschema.validate(result, schema("wall"))
+    assert [r["gpus"] for r in result["rows"]] == [8, 16]
+    too_many = _post(server, "/api/wall", {"sizes": list(range(1, 40))})
+    assert too_many.status_code == 422 and "sizes" in too_many.json()["error"]
+
+
+def test_finished_job_survives_a_restart(tmp_path: Path) -> None:
+    db = tmp_path / "serve.sqlite3"
+    first = Server(db)
+    try:
+        body = {"trace": "synthetic:Seren:40", "nodes": 4}
+        job_id = _post(first, "/api/simulate", body).json()["id"]
+        assert wait_job(first.url, job_id)["state"] == "done"
+        before = httpx.get(f"{first.url}/api/jobs/{job_id}/result").json()
+    finally:
+        first.stop()
+    jsonschema.validate(before, schema("simulate"))
+    second = Server(db)
+    try:
+        assert httpx.get(f"{second.url}/api/jobs/{job_id}").json()["state"] == "done"
+        assert httpx.get(f"{second.url}/api/jobs/{job_id}/result").json() == before
+    finally:
+        second.stop()
