@@ -276,6 +276,10 @@ LAYER_FIELDS = (
 batch): plans that agree on them share their layer times."""
 
 
+_KEY_LIMIT = 2**52
+"""Largest combined key the factorisation builds before renumbering it (exact in int64)."""
+
+
 def distinct_rows(
     p: PlanBatch, names: tuple[str, ...]
 ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
@@ -286,10 +290,16 @@ def distinct_rows(
         return np.arange(p.tp.size, dtype=np.intp), np.zeros(p.tp.size, dtype=np.intp)
     import pandas as pd  # only batches need the factorisation; a single estimate never loads it
 
-    key = np.zeros(p.tp.shape, dtype=np.int64)
+    key: NDArray[np.int64] = np.zeros(p.tp.size, dtype=np.int64)
+    span = 1  # the key's values lie in [0, span)
     for name in names:
         codes, uniques = pd.factorize(getattr(p, name))
-        key, _ = pd.factorize(key * len(uniques) + codes)
+        if span * len(uniques) >= _KEY_LIMIT:
+            key, seen = pd.factorize(key)  # renumber densely before the product overflows
+            span = len(seen)
+        key = key * len(uniques) + codes
+        span *= len(uniques)
+    key, _ = pd.factorize(key)
     count = int(key.max()) + 1 if key.size else 0
     first = np.empty(count, dtype=np.intp)
     rows = np.arange(key.size, dtype=np.intp)
@@ -297,13 +307,27 @@ def distinct_rows(
     return first, key.astype(np.intp)
 
 
+@dataclass(frozen=True)
+class DistinctTimes:
+    """What one GPU's layers, output head and multi-token-prediction modules take per
+    micro-batch, for every row of a batch (computed once per distinct layer configuration)."""
+
+    dense: LayerTimes
+    moe: LayerTimes | None
+    head: tuple[FloatArray, FloatArray]
+    """Output layer and loss, forward and backward."""
+    mtp: tuple[FloatArray, FloatArray] | None
+    """Multi-token-prediction modules, forward and backward (None: the model has none)."""
+
+
 def distinct_layer_times(
     model: ModelSpec, cluster: Cluster, p: PlanBatch, eff: Efficiency, stack: Stack
-) -> tuple[LayerTimes, LayerTimes | None]:
-    """Dense and MoE layer times, computed once per distinct layer configuration (a search
-    batch holds many plans that differ only in pp, dp, ZeRO or the layer split). Constants
-    given as arrays (one value per plan, as calibration's interval draws pass them) pair
-    with the rows as they are, so such a batch is evaluated row by row."""
+) -> DistinctTimes:
+    """Dense and MoE layer, output-head and MTP times, computed once per distinct layer
+    configuration (a search batch holds many plans that differ only in pp, dp, ZeRO or the
+    layer split) and spread to every row. Constants given as arrays (one value per plan, as
+    calibration's interval draws pass them) pair with the rows as they are, so such a batch is
+    evaluated row by row."""
     per_row = any(
         not isinstance(v, int | float | str | bool) and np.ndim(v) > 0 for v in vars(eff).values()
     )
@@ -319,10 +343,22 @@ def distinct_layer_times(
     def spread(times: LayerTimes) -> LayerTimes:
         return times if identity else times.take(inverse)
 
-    dense = spread(layer_times(model, cluster, sub, dev, eff, stack))
-    if not model.is_moe:
-        return dense, None
-    return dense, spread(layer_times(model, cluster, sub, dev, eff, stack, True))
+    def spread_pair(pair: tuple[FloatArray, FloatArray]) -> tuple[FloatArray, FloatArray]:
+        return pair if identity else (pair[0][inverse], pair[1][inverse])
+
+    dense = layer_times(model, cluster, sub, dev, eff, stack)
+    sparse = layer_times(model, cluster, sub, dev, eff, stack, True) if model.is_moe else None
+    head = head_times(model, sub, dev, eff, stack)
+    mtp = None
+    if model.mtp_layers:
+        mtp_layer = sparse if sparse is not None else dense
+        mtp = spread_pair(mtp_times(model, sub, dev, eff, mtp_layer, head))
+    return DistinctTimes(
+        dense=spread(dense),
+        moe=spread(sparse) if sparse is not None else None,
+        head=spread_pair(head),
+        mtp=mtp,
+    )
 
 
 def ep_exposed(
