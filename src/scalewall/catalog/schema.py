@@ -74,6 +74,9 @@ class System:
     """NVLink SHARP (NVLS) or equivalent reduction inside the scale-up switches."""
     source: str
     host_memory_bytes: float = 0.0
+    host_link_bytes_per_s_per_gpu: float = 0.0
+    """Each GPU's share of its link to host memory, per direction (a PCIe x16 uplink shared by
+    the GPUs behind one PCIe switch, or NVLink-C2C); 0: not given."""
     default_fabric: str = ""
     """Fabric id used when a cluster is given as ``--gpu NAME --gpus N`` ("": pick a 3-tier
     fabric of the NIC's speed)."""

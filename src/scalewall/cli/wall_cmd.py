@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -97,6 +98,7 @@ def print_wall(result: WallResult) -> None:
                 *(_pct(row["loss_fracs"][p]) for p in LOSS_PARTS),
             )
     console.print(losses)
+    _print_goodput_causes(result.rows)
     knee = result.knee
     if knee is None:
         console.print(
@@ -110,6 +112,21 @@ def print_wall(result: WallResult) -> None:
         )
     if result.reused_rows:
         console.print(f"{result.reused_rows} rows reused from {result.results_path}")
+
+
+def _print_goodput_causes(rows: Sequence[dict[str, Any]]) -> None:
+    """The goodput loss of every size split by cause (absent with --no-goodput)."""
+    found = [r for r in rows if r["found"] and r.get("goodput_loss_fracs")]
+    if not found:
+        return
+    causes = list(found[0]["goodput_loss_fracs"])
+    table = Table("GPUs", "goodput", *causes, title="Goodput loss by cause (fraction of wall time)")
+    for row in found:
+        parts = row["goodput_loss_fracs"]
+        table.add_row(
+            str(row["gpus"]), _pct(row["goodput_frac"]), *(_pct(parts[c]) for c in causes)
+        )
+    console.print(table)
 
 
 def _print_band(band: Any) -> None:
@@ -178,8 +195,12 @@ def wall_command(
         float, typer.Option(help="Marginal efficiency that marks the knee.")
     ] = DEFAULT_KNEE_THRESHOLD,
     goodput: Annotated[
-        bool, typer.Option(help="Add the goodput loss (failures, checkpoints) per size.")
-    ] = False,
+        bool,
+        typer.Option(
+            "--goodput/--no-goodput",
+            help="Include the goodput loss (failures, checkpoints) per size, by cause.",
+        ),
+    ] = True,
     precision: Annotated[str, typer.Option(help="Precisions to try, e.g. bf16,fp8.")] = "bf16",
     stack: StackOpt = DEFAULT_STACK,
     stack_set: StackSetOpt = None,
