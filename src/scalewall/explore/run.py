@@ -30,10 +30,13 @@ Progress = Callable[[int, int, int], None]
 def points_per_task(overhead_s: float, point_s: float, points: int, workers: int) -> int:
     """Points per task so the per-task cost stays under ``MAX_OVERHEAD_FRAC`` of a task:
     o / (o + k t) <= f  <=>  k >= o (1 - f) / (f t); capped so every worker still gets
-    ``TASKS_PER_WORKER`` tasks (then the overhead bound yields to load balance)."""
+    ``TASKS_PER_WORKER`` tasks (then the overhead bound yields to load balance). An unknown
+    (infinite) overhead gives the largest balanced chunk."""
     f = MAX_OVERHEAD_FRAC
-    needed = math.ceil(overhead_s * (1.0 - f) / (f * max(point_s, 1e-9)))
     balanced = max(1, points // (TASKS_PER_WORKER * max(workers, 1)))
+    if not math.isfinite(overhead_s):
+        return balanced
+    needed = math.ceil(overhead_s * (1.0 - f) / (f * max(point_s, 1e-9)))
     return max(1, min(needed, balanced))
 
 
@@ -92,7 +95,8 @@ def _auto_chunk(config: ExploreConfig, todo: list[Point], executor: Executor, ro
     dataset.write_rows(root, [run_point(config, todo[0])])
     point_s = time.perf_counter() - start
     overhead = getattr(executor, "task_overhead_s", None)
-    overhead_s = float(overhead()) if callable(overhead) else 0.0
+    # Local processes: no measured cost; chunks as large as load balance allows.
+    overhead_s = float(overhead()) if callable(overhead) else math.inf
     return points_per_task(overhead_s, point_s, len(todo), _workers(executor))
 
 
