@@ -3,6 +3,7 @@ worker process killed mid-run, every point written once, rows equal to the local
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -61,10 +62,8 @@ def _start(*args: str) -> subprocess.Popen[bytes]:
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     # The node's processes are this session's group; nothing of it needs a clean shutdown.
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait(timeout=20)
 
 
