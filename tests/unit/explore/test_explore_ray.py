@@ -49,7 +49,9 @@ def _free_port() -> int:
 
 
 def _start(*args: str) -> subprocess.Popen[bytes]:
+    # No token authentication: a token left in ~/.ray by another Ray use must not turn it on.
     env = {**os.environ, "PYTHONPATH": SRC, "RAY_USAGE_STATS_ENABLED": "0"}
+    env.update(RAY_AUTH_MODE="disabled", HOME=tempfile.gettempdir())
     # --block keeps the node's processes under this one session, which the fixture ends.
     return subprocess.Popen(
         [RAY, "start", "--block", "--num-cpus=1", "--disable-usage-stats", *args],
