@@ -15,7 +15,9 @@ from rich.table import Table
 from scalewall.cli.common import (
     CalibrationOpt,
     CudaGraphsOpt,
+    ExecutorOpt,
     JsonOpt,
+    RayAddressOpt,
     StackOpt,
     StackSetOpt,
     check_output_path,
@@ -31,14 +33,12 @@ from scalewall.stack import DEFAULT_STACK
 from scalewall.sweep import (
     DEFAULT_KNEE_THRESHOLD,
     LOSS_PARTS,
-    Executor,
-    ProcessExecutor,
-    SerialExecutor,
     WallResult,
     cluster_design,
     default_sizes,
     wall,
 )
+from scalewall.sweep.executor import executor_from_options
 from scalewall.units import DAY_S
 
 
@@ -165,10 +165,6 @@ def _print_band(band: Any) -> None:
         )
 
 
-def _executor(workers: int) -> Executor:
-    return SerialExecutor() if workers == 1 else ProcessExecutor(max_workers=workers)
-
-
 def wall_command(
     model: Annotated[
         str, typer.Option("--model", "-m", help="Catalog id, config.json or TOML.")
@@ -208,6 +204,8 @@ def wall_command(
     workers: Annotated[
         int, typer.Option(help="Worker processes (1: serial; 0: one per core).")
     ] = 0,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
     results: Annotated[
         Path | None, typer.Option(help="Results file (JSON lines); default: a cache file.")
     ] = None,
@@ -261,7 +259,7 @@ def wall_command(
             token_budget=token_budget,
             knee_threshold=knee_threshold,
             goodput=goodput,
-            executor=_executor(workers),
+            executor=executor_from_options(executor, workers=workers, ray_address=ray_address),
             results_path=results,
             reuse=not fresh,
             on_row=lambda _row: bar.advance(task),
