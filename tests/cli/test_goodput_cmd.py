@@ -24,6 +24,8 @@ JSON_KEYS = {
     "goodput_frac",
     "goodput_ci",
     "lost_gpu_hours_per_day",
+    "restart_phases_s",
+    "interruptions_per_day_by_category",
 }
 
 
@@ -35,7 +37,14 @@ def test_json_has_the_documented_keys(run_cli: Any) -> None:
     low, high = data["goodput_ci"]
     assert low <= data["goodput_mc_frac"] <= high
     assert 0 < data["goodput_frac"] < 1
-    assert set(data["what_if"]) == {"failure_rate", "checkpoint_bandwidth", "spare_nodes"}
+    levers = {"failure_rate", "checkpoint_bandwidth", "restart_time", "spare_nodes"}
+    assert set(data["what_if"]) == levers
+    # The required spares are among the rows of the spares lever, and enough for it.
+    rows = data["what_if"]["spare_nodes"]
+    need = data["required_spare_nodes"]
+    ideal = rows[-1]["goodput_frac"]
+    (at_need,) = [r["goodput_frac"] for r in rows if r["spare_nodes"] == need]
+    assert at_need >= ideal - 1e-3
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ candidate_models = ["llama3-8b"]
 sizes = [64, 256]
 growth = [64, 256]
 token_budget = 1e12
+sched_jobs = 100
 [[options]]
 name = "64 GPUs"
 cluster = "dgx-h100-superpod-1024"
@@ -54,6 +55,13 @@ def test_json_carries_the_page_content(run_cli: Any, scenario: Path, tmp_path: P
     assert doc["lang"] == "zh" and doc["html"] == str(out)
     assert doc["comparison"]["columns"][1:] == ["64 GPUs", "256 GPUs"]
     assert doc["data"]["options"][1]["gpus"] == 256
+    assert 1 <= len(doc["verdict"]) <= 5
+    decision = doc["decision"]
+    assert decision["choice"]["name"] in ("64 GPUs", "256 GPUs")
+    assert [o["feasible"] for o in decision["options"]] == [
+        o["calendar_s"] <= decision["target_s"] for o in decision["options"]
+    ]
+    assert decision["breakeven"]["big"] == "256 GPUs" and decision["breakeven"]["model"]["kind"]
     page = out.read_text()
     for row in doc["comparison"]["rows"]:
         assert row[0] in page
@@ -98,3 +106,6 @@ def test_missing_scenario_and_bad_lang_exit_2(run_cli: Any, tmp_path: Path) -> N
     assert result.returncode == 2 and "cannot read" in result.stderr
     result = run_cli("report", "--lang", "fr")
     assert result.returncode == 2 and "lang='fr'" in result.stderr
+    result = run_cli("report", "--value-of-time", "-5", "-o", str(tmp_path / "r.html"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "value_of_time_usd_per_day=-5.0" in result.stderr

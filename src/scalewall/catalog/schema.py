@@ -74,6 +74,9 @@ class System:
     """NVLink SHARP (NVLS) or equivalent reduction inside the scale-up switches."""
     source: str
     host_memory_bytes: float = 0.0
+    host_link_bytes_per_s_per_gpu: float = 0.0
+    """Each GPU's share of its link to host memory, per direction (a PCIe x16 uplink shared by
+    the GPUs behind one PCIe switch, or NVLink-C2C); 0: not given."""
     default_fabric: str = ""
     """Fabric id used when a cluster is given as ``--gpu NAME --gpus N`` ("": pick a 3-tier
     fabric of the NIC's speed)."""
@@ -363,6 +366,13 @@ class Stack:
     """Node-limited routing: a token is sent to experts on at most this many scale-up domains
     and crosses the network once per domain, forwarded inside it over the scale-up fabric
     (DeepSeek-V3: 4). 0: unlimited, each of the top-k copies travels separately."""
+    moe_host_sync: bool = True
+    """Dropless routing synchronises the host with the GPU in every MoE layer's forward: the
+    dispatcher copies the per-expert token counts to the host to size the all-to-all and the
+    per-expert GEMMs (Megatron-Core ``MoEAlltoAllTokenDispatcher.preprocess``: dropless with
+    EP sets ``cuda_sync_point = "before_ep_alltoall"``, without EP "before_finish"; Transformer
+    Engine ``GroupedLinear`` takes ``m_splits`` as host integers), so the host cannot issue the
+    rest of the layer ahead of the GPU. Capacity-padded buffers need no sync."""
     moe_dispatch_bytes: float = 2.0
     """Bytes per hidden element of a dispatched token (BF16; DeepSeek-V3 dispatches in FP8
     with 128-element block scales: about 1.03)."""

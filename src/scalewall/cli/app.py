@@ -54,6 +54,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "scalewall.cli.wall_cmd",
         "Sweep cluster sizes, re-searching the best plan at each: where scaling stops, and why.",
     ),
+    "explore": (
+        "scalewall.cli.explore_cmd",
+        "Search every point of models x clusters x sizes x fabrics x batch rules into a dataset.",
+    ),
     "calibrate": (
         "scalewall.cli.calibrate_cmd",
         "Fit the step model's efficiency constants to your measurements",

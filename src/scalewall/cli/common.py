@@ -37,6 +37,20 @@ GpuOpt = Annotated[
     typer.Option("--gpu", help="Accelerator (or system) id, with --gpus, instead of --cluster."),
 ]
 GpusOpt = Annotated[int | None, typer.Option("--gpus", "-n", help="Number of GPUs.")]
+ExecutorOpt = Annotated[
+    str,
+    typer.Option(
+        "--executor", help="Where independent tasks run: local (worker processes) or ray."
+    ),
+]
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        help="Ray cluster to join with --executor ray (host:port, ray://head:10001, auto); "
+        "default: start or join a local Ray instance.",
+    ),
+]
 StackOpt = Annotated[
     str,
     typer.Option(

@@ -9,7 +9,7 @@ import typer
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from scalewall.cli.common import check_output_path
+from scalewall.cli.common import ExecutorOpt, RayAddressOpt, check_output_path
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.cli.simulate_cmd import write_tables
 from scalewall.errors import SpecError
@@ -21,6 +21,7 @@ from scalewall.sched.experiments import (
     fgd_summary,
 )
 from scalewall.sched.jobs import job_table
+from scalewall.sweep.executor import executor_from_options
 
 
 def plot_fgd(curves: pd.DataFrame, path: Path) -> None:
@@ -58,6 +59,8 @@ def fgd_command(
     out: Path | None = typer.Option(None, "--out"),
     out_format: str = typer.Option("parquet", "--out-format"),
     plot: Path | None = typer.Option(None, "--plot"),
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
 ) -> None:
     """GPU allocation against arrived demand for Random, DotProd, GpuClustering, GpuPacking,
     BestFit and FGD; FGD's cut in unallocated GPUs against DotProd."""
@@ -74,6 +77,10 @@ def fgd_command(
     config = FgdExperimentConfig(max_demand_frac=max_demand, seeds=tuple(range(seeds)))
     if not 0 < at <= max_demand:
         raise SpecError("at", at, f"a demand step in (0, --max-demand {max_demand:g}]")
+    # local: in this process (one run is short); ray: the (policy, seed) runs as Ray tasks.
+    runner = executor_from_options(executor, ray_address=ray_address) if executor == "ray" else None
+    if executor != "ray":
+        executor_from_options(executor, workers=1, ray_address=ray_address)  # checks the flags
     frames, summaries = [], {}
     with Progress(console=err_console, transient=True, disable=as_json) as bar:
         for name, source in sources.items():
@@ -84,8 +91,9 @@ def fgd_command(
                 bar.advance(task)
 
             runs = fgd_experiment(
-                cl, job_table(read.frame), policies=policy_list, config=config, progress=advance
-            )
+                cl, job_table(read.frame), policies=policy_list, config=config, progress=advance,
+                executor=runner,
+            )  # fmt: skip
             runs.insert(0, "workload", name)
             frames.append(runs)
             summaries[name] = {

@@ -53,6 +53,8 @@ from scalewall.reliability import (
     GoodputResult,
     bandwidth_table,
     failure_rate_table,
+    required_spares,
+    restart_table,
     spares_table,
 )
 from scalewall.reliability.catalog import DEFAULT_FAILURE_RATES, DEFAULT_STORAGE
@@ -96,6 +98,10 @@ def _summary(result: GoodputResult, job: Job) -> None:
         ),
         ("checkpoint restore", f"{d['checkpoint_restore_s']:.1f} s"),
         ("restart overhead", f"{d['restart_s'] / 60:.1f} min"),
+        *(
+            (f"  restart: {phase}", f"{seconds:.1f} s")
+            for phase, seconds in d["restart_phases_s"].items()
+        ),
         (
             "interval (Young / Daly / optimum)",
             " / ".join(
@@ -238,17 +244,22 @@ def goodput_command(
         tables = {
             "failure_rate": failure_rate_table(inputs),
             "checkpoint_bandwidth": bandwidth_table(inputs),
+            "restart_time": restart_table(inputs),
             "spare_nodes": spares_table(inputs),
         }
+    spares_needed = required_spares(inputs) if what_if else None
     if as_json:
         out = run.to_dict()
         if tables:
             out["what_if"] = {k: v.to_dict(orient="records") for k, v in tables.items()}
+            out["required_spare_nodes"] = spares_needed
         print_json(out, "goodput")
         return
     _summary(result, job)
     for name, frame in tables.items():
         _print_frame(f"what it would take: {name}", frame)
+    if spares_needed is not None:
+        console.print(f"hot spares the repair queue requires: {spares_needed} nodes")
 
 
 def register(app: typer.Typer) -> None:

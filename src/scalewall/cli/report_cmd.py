@@ -14,9 +14,7 @@ import typer
 from scalewall.cli.common import CudaGraphsOpt, JsonOpt, StackSetOpt, check_output_path
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.errors import SpecError
-from scalewall.report import ClusterOption, Scenario, build_report, load_scenario
-from scalewall.report.content import content, summary_lines
-from scalewall.report.html import write_html
+from scalewall.report.scenario import ClusterOption, Scenario, load_scenario
 from scalewall.report.strings import LANGUAGES
 from scalewall.stack import parse_assignments
 from scalewall.units import DAY_S
@@ -47,6 +45,8 @@ def _scenario(
     target_days: float | None,
     stack: str | None = None,
     stack_set: list[str] | None = None,
+    value_of_time: float | None = None,
+    late_penalty: float | None = None,
 ) -> Scenario:
     base = load_scenario(scenario) if scenario else Scenario()
     overrides = {**base.stack_overrides, **parse_assignments(stack_set or [])}
@@ -58,6 +58,12 @@ def _scenario(
         options=tuple(parse_option(c) for c in clusters) if clusters else base.options,
         token_budget=base.token_budget if token_budget is None else token_budget,
         target_s=base.target_s if target_days is None else target_days * DAY_S,
+        value_of_time_usd_per_day=base.value_of_time_usd_per_day
+        if value_of_time is None
+        else value_of_time,
+        late_penalty_usd_per_day=base.late_penalty_usd_per_day
+        if late_penalty is None
+        else late_penalty,
     )
 
 
@@ -74,7 +80,17 @@ def report_command(
     ] = None,
     token_budget: Annotated[float | None, typer.Option(help="Tokens to train on.")] = None,
     target_days: Annotated[
-        float | None, typer.Option(help="Training time for the largest-model comparison.")
+        float | None, typer.Option(help="Days from the start by which the model is needed.")
+    ] = None,
+    value_of_time: Annotated[
+        float | None,
+        typer.Option(
+            "--value-of-time", help="Dollars per day of calendar time (default 0: see docs)."
+        ),
+    ] = None,
+    late_penalty: Annotated[
+        float | None,
+        typer.Option("--late-penalty", help="Dollars per day past the target date."),
     ] = None,
     stack: Annotated[
         str | None,
@@ -88,8 +104,10 @@ def report_command(
     ),
     as_json: JsonOpt = False,
 ) -> None:
-    """Write one HTML page (opens offline) comparing cluster options for a model: the scale
-    wall and its knee, MFU/goodput/cost per token against size, losses, memory, failures and
+    """Write one HTML page (opens offline) comparing cluster options for a model: first the
+    verdict (which option meets the target date, at what total cost = compute + time, and
+    why) and the break-even model size, then the four growth stages, the scale wall and its
+    knee, MFU/goodput/cost per token against size, losses, memory, failures and
     checkpoints, network bill of materials, a side-by-side and a staged growth path. Default:
     Llama-3-70B on 512 vs 16,384 H100."""
     if lang not in LANGUAGES:
@@ -97,7 +115,22 @@ def report_command(
     check_output_path("--out", out)
     if cuda_graphs is not None:
         stack_set = [*(stack_set or []), f"cuda_graphs={cuda_graphs}"]
-    spec = _scenario(scenario, model, cluster or [], token_budget, target_days, stack, stack_set)
+    spec = _scenario(
+        scenario,
+        model,
+        cluster or [],
+        token_budget,
+        target_days,
+        stack,
+        stack_set,
+        value_of_time,
+        late_penalty,
+    )
+    # the models behind the report load only when it is built (the command starts fast)
+    from scalewall.report.build import build_report
+    from scalewall.report.content import content, summary_lines
+    from scalewall.report.html import write_html
+
     with err_console.status("building the report", spinner="dots") if not as_json else _null():
         report = build_report(spec)
     command = "scalewall " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else ""

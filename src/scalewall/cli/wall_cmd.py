@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,10 +15,12 @@ from rich.table import Table
 from scalewall.cli.common import (
     CalibrationOpt,
     CudaGraphsOpt,
+    ExecutorOpt,
     GlobalBatchTokensOpt,
     GpuOpt,
     JsonOpt,
     ModelOpt,
+    RayAddressOpt,
     StackOpt,
     StackSetOpt,
     check_output_path,
@@ -34,14 +37,12 @@ from scalewall.stack import DEFAULT_STACK
 from scalewall.sweep import (
     DEFAULT_KNEE_THRESHOLD,
     LOSS_PARTS,
-    Executor,
-    ProcessExecutor,
-    SerialExecutor,
     WallResult,
     cluster_design,
     default_sizes,
     wall,
 )
+from scalewall.sweep.executor import executor_from_options
 from scalewall.units import DAY_S
 
 
@@ -101,6 +102,7 @@ def print_wall(result: WallResult) -> None:
                 *(_pct(row["loss_fracs"][p]) for p in LOSS_PARTS),
             )
     console.print(losses)
+    _print_goodput_causes(result.rows)
     knee = result.knee
     if knee is None:
         console.print(
@@ -114,6 +116,21 @@ def print_wall(result: WallResult) -> None:
         )
     if result.reused_rows:
         console.print(f"{result.reused_rows} rows reused from {result.results_path}")
+
+
+def _print_goodput_causes(rows: Sequence[dict[str, Any]]) -> None:
+    """The goodput loss of every size split by cause (absent with --no-goodput)."""
+    found = [r for r in rows if r["found"] and r.get("goodput_loss_fracs")]
+    if not found:
+        return
+    causes = list(found[0]["goodput_loss_fracs"])
+    table = Table("GPUs", "goodput", *causes, title="Goodput loss by cause (fraction of wall time)")
+    for row in found:
+        parts = row["goodput_loss_fracs"]
+        table.add_row(
+            str(row["gpus"]), _pct(row["goodput_frac"]), *(_pct(parts[c]) for c in causes)
+        )
+    console.print(table)
 
 
 def _print_band(band: Any) -> None:
@@ -152,10 +169,6 @@ def _print_band(band: Any) -> None:
         )
 
 
-def _executor(workers: int) -> Executor:
-    return SerialExecutor() if workers == 1 else ProcessExecutor(max_workers=workers)
-
-
 def wall_command(
     model: ModelOpt = DEFAULT_MODEL,
     cluster: Annotated[
@@ -178,8 +191,12 @@ def wall_command(
         float, typer.Option(help="Marginal efficiency that marks the knee.")
     ] = DEFAULT_KNEE_THRESHOLD,
     goodput: Annotated[
-        bool, typer.Option(help="Add the goodput loss (failures, checkpoints) per size.")
-    ] = False,
+        bool,
+        typer.Option(
+            "--goodput/--no-goodput",
+            help="Include the goodput loss (failures, checkpoints) per size, by cause.",
+        ),
+    ] = True,
     precision: Annotated[str, typer.Option(help="Precisions to try, e.g. bf16,fp8.")] = "bf16",
     stack: StackOpt = DEFAULT_STACK,
     stack_set: StackSetOpt = None,
@@ -187,6 +204,8 @@ def wall_command(
     workers: Annotated[
         int, typer.Option(help="Worker processes (1: serial; 0: one per core).")
     ] = 0,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
     results: Annotated[
         Path | None, typer.Option(help="Results file (JSON lines); default: a cache file.")
     ] = None,
@@ -240,7 +259,7 @@ def wall_command(
             token_budget=token_budget,
             knee_threshold=knee_threshold,
             goodput=goodput,
-            executor=_executor(workers),
+            executor=executor_from_options(executor, workers=workers, ray_address=ray_address),
             results_path=results,
             reuse=not fresh,
             on_row=lambda _row: bar.advance(task),

@@ -7,7 +7,14 @@ TOML files (``load_prices([path])``). Throughput, MFU and goodput come in as pla
 from __future__ import annotations
 
 from scalewall.cost.bom import BomTier, CablingRules, NetworkBom, network_bom, port_split
-from scalewall.cost.capex import Capex, CapexLine, StorageSpec, capex, default_storage
+from scalewall.cost.capex import (
+    Capex,
+    CapexLine,
+    StorageSpec,
+    capex,
+    default_storage,
+    storage_bought,
+)
 from scalewall.cost.hardware import (
     ClusterHardware,
     hardware,
@@ -62,6 +69,7 @@ __all__ = [
     "opex",
     "port_split",
     "power_draw",
+    "storage_bought",
     "tco",
     "throughput_from_mfu",
     "training_cost",

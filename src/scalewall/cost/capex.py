@@ -13,6 +13,7 @@ from scalewall.cost.hardware import ClusterHardware
 from scalewall.cost.power import PowerDraw
 from scalewall.cost.specs import PriceBook
 from scalewall.errors import SpecError
+from scalewall.storage import DEFAULT_STORAGE, StorageTier, resolve_storage
 
 CATEGORIES = ("servers", "network", "storage", "facility")
 FACILITY_MODES = ("owned", "colocation")
@@ -32,8 +33,26 @@ class StorageSpec:
                 raise SpecError(f.name, getattr(self, f.name), "must be >= 0")
 
 
-def default_storage(gpus: int, prices: PriceBook) -> StorageSpec:
-    """Storage sized per accelerator from the price book's sizing rates."""
+def storage_bought(tier: str | StorageTier, gpus: int) -> StorageSpec:
+    """The storage servers a cluster of ``gpus`` GPUs buys for ``tier``: the same description
+    the reliability model writes checkpoints to (`scalewall.storage`). A rented tier (object
+    store) or node-local drives buy none."""
+    spec = resolve_storage(tier)
+    servers = spec.servers(gpus)
+    return StorageSpec(
+        capacity_bytes=servers * spec.capacity_bytes_per_server,
+        bandwidth_bytes_per_s=servers * spec.write_bytes_per_s_per_server,
+    )
+
+
+def default_storage(
+    gpus: int, prices: PriceBook, tier: str | StorageTier = DEFAULT_STORAGE
+) -> StorageSpec:
+    """Storage bought with the cluster: the servers of ``tier`` (`storage_bought`); a tier that
+    buys none falls back to the price book's per-accelerator sizing rates."""
+    bought = storage_bought(tier, gpus)
+    if bought.capacity_bytes > 0:
+        return bought
     rates = prices.rates
     return StorageSpec(
         capacity_bytes=gpus * rates.storage_bytes_per_gpu.value,

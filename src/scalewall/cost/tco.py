@@ -64,7 +64,7 @@ class TcoOptions:
     utilisation_frac: float = 1.0
     """Average accelerator load for power: 1.0 prices energy at TDP (an upper bound)."""
     storage: StorageSpec | None = None
-    """None: size storage per accelerator from the price book."""
+    """None: the default storage tier's servers for the cluster (`capex.storage_bought`)."""
     power_model: PowerModel = field(default_factory=PowerModel)
     cabling: CablingRules = field(default_factory=CablingRules)
 

@@ -135,7 +135,7 @@ def layer_times(
         norm_tokens * hidden * per_hidden + tokens * up_width / tp * stack.elementwise_bytes_per_ffn
     )
     zero = np.zeros_like(tokens)
-    imbalance, ep_f, ep_b, etp_comm = zero, zero, zero, zero
+    imbalance, ep_f, ep_b, etp_comm, routed_after = zero, zero, zero, zero, zero
     if moe_layer:
         routed = moe.routed_expert_times(model, p, dev, eff, stack, tokens)
         experts = model.routed_experts * np.ones_like(tokens)
@@ -144,6 +144,12 @@ def layer_times(
         elem_bytes = elem_bytes + routed.elementwise_bytes
         cast = cast + routed.cast_elements
         imbalance = routed.imbalance
+        routed_after = routed.fwd + memory_bound_time_s(
+            routed.elementwise_bytes / 3.0
+            + np.where(dev.fp8, routed.cast_elements * cast_bytes(dev, eff) / 2.0, 0.0),
+            dev,
+            eff,
+        )
         ep_f, ep_b = moe.expert_comm_times(model, cluster, p, eff, stack, tokens)
         etp_comm = moe.expert_tp_comm_time(model, cluster, p, eff, stack, tokens)
     elem = memory_bound_time_s(elem_bytes, dev, eff)
@@ -183,6 +189,13 @@ def layer_times(
     host_b = host_f * (eff.host_ops_bwd_ratio + np.where(full, 1.0, 0.0))
     gpu_f = fwd_compute + tp_fwd + cp_fwd + ep_fwd
     gpu_b = bwd_compute + tp_fwd + cp_bwd + ep_bwd + recompute
+    exposed_f = np.maximum(host_f - gpu_f, 0.0)
+    if moe_layer and moe.host_syncs(stack):
+        # The host waits for the router's token counts before it issues the dispatch, so
+        # what follows cannot be issued ahead: the GPU idles for the issue time of the
+        # operations after the sync beyond their own GPU time (routed experts, all-to-all).
+        after = post_sync_host_s(model, p, eff, stack) - routed_after - ep_fwd
+        exposed_f = np.maximum(exposed_f, after)
     return LayerTimes(
         fwd_compute=fwd_compute,
         bwd_compute=bwd_compute,
@@ -196,7 +209,7 @@ def layer_times(
         ep_overhead=overhead,
         imbalance=imbalance,
         imbalance_comm=imbalance_comm,
-        fwd_host=np.maximum(host_f - gpu_f, 0.0),
+        fwd_host=exposed_f,
         bwd_host=np.maximum(host_b - gpu_b, 0.0),
     )
 
@@ -230,6 +243,23 @@ def host_issue_s(
     return result
 
 
+def post_sync_host_s(model: ModelSpec, p: PlanBatch, eff: Efficiency, stack: Stack) -> FloatArray:
+    """Host time to issue what an MoE layer's forward runs after the dispatcher's host sync:
+    the dispatch and combine with their bookkeeping, the un-permutation and the per-expert
+    GEMMs (``host_ops_moe_fwd`` less the router's share, plus the local experts'); 0 where
+    whole layers are replayed from CUDA graphs."""
+    one = np.ones_like(p.tp)
+    if stack.cuda_graphs in ("layer", "full"):
+        return 0.0 * one
+    ops = (
+        eff.host_ops_moe_fwd
+        - eff.host_ops_router_fwd
+        + eff.host_ops_per_local_expert_fwd * (model.routed_experts / p.ep)
+    )
+    result: FloatArray = ops * eff.host_op_s * one
+    return result
+
+
 LAYER_FIELDS = (
     "tp",
     "cp",
@@ -246,6 +276,10 @@ LAYER_FIELDS = (
 batch): plans that agree on them share their layer times."""
 
 
+_KEY_LIMIT = 2**52
+"""Largest combined key the factorisation builds before renumbering it (exact in int64)."""
+
+
 def distinct_rows(
     p: PlanBatch, names: tuple[str, ...]
 ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
@@ -256,10 +290,16 @@ def distinct_rows(
         return np.arange(p.tp.size, dtype=np.intp), np.zeros(p.tp.size, dtype=np.intp)
     import pandas as pd  # only batches need the factorisation; a single estimate never loads it
 
-    key = np.zeros(p.tp.shape, dtype=np.int64)
+    key: NDArray[np.int64] = np.zeros(p.tp.size, dtype=np.int64)
+    span = 1  # the key's values lie in [0, span)
     for name in names:
         codes, uniques = pd.factorize(getattr(p, name))
-        key, _ = pd.factorize(key * len(uniques) + codes)
+        if span * len(uniques) >= _KEY_LIMIT:
+            key, seen = pd.factorize(key)  # renumber densely before the product overflows
+            span = len(seen)
+        key = key * len(uniques) + codes
+        span *= len(uniques)
+    key, _ = pd.factorize(key)
     count = int(key.max()) + 1 if key.size else 0
     first = np.empty(count, dtype=np.intp)
     rows = np.arange(key.size, dtype=np.intp)
@@ -267,13 +307,27 @@ def distinct_rows(
     return first, key.astype(np.intp)
 
 
+@dataclass(frozen=True)
+class DistinctTimes:
+    """What one GPU's layers, output head and multi-token-prediction modules take per
+    micro-batch, for every row of a batch (computed once per distinct layer configuration)."""
+
+    dense: LayerTimes
+    moe: LayerTimes | None
+    head: tuple[FloatArray, FloatArray]
+    """Output layer and loss, forward and backward."""
+    mtp: tuple[FloatArray, FloatArray] | None
+    """Multi-token-prediction modules, forward and backward (None: the model has none)."""
+
+
 def distinct_layer_times(
     model: ModelSpec, cluster: Cluster, p: PlanBatch, eff: Efficiency, stack: Stack
-) -> tuple[LayerTimes, LayerTimes | None]:
-    """Dense and MoE layer times, computed once per distinct layer configuration (a search
-    batch holds many plans that differ only in pp, dp, ZeRO or the layer split). Constants
-    given as arrays (one value per plan, as calibration's interval draws pass them) pair
-    with the rows as they are, so such a batch is evaluated row by row."""
+) -> DistinctTimes:
+    """Dense and MoE layer, output-head and MTP times, computed once per distinct layer
+    configuration (a search batch holds many plans that differ only in pp, dp, ZeRO or the
+    layer split) and spread to every row. Constants given as arrays (one value per plan, as
+    calibration's interval draws pass them) pair with the rows as they are, so such a batch is
+    evaluated row by row."""
     per_row = any(
         not isinstance(v, int | float | str | bool) and np.ndim(v) > 0 for v in vars(eff).values()
     )
@@ -289,10 +343,22 @@ def distinct_layer_times(
     def spread(times: LayerTimes) -> LayerTimes:
         return times if identity else times.take(inverse)
 
-    dense = spread(layer_times(model, cluster, sub, dev, eff, stack))
-    if not model.is_moe:
-        return dense, None
-    return dense, spread(layer_times(model, cluster, sub, dev, eff, stack, True))
+    def spread_pair(pair: tuple[FloatArray, FloatArray]) -> tuple[FloatArray, FloatArray]:
+        return pair if identity else (pair[0][inverse], pair[1][inverse])
+
+    dense = layer_times(model, cluster, sub, dev, eff, stack)
+    sparse = layer_times(model, cluster, sub, dev, eff, stack, True) if model.is_moe else None
+    head = head_times(model, sub, dev, eff, stack)
+    mtp = None
+    if model.mtp_layers:
+        mtp_layer = sparse if sparse is not None else dense
+        mtp = spread_pair(mtp_times(model, sub, dev, eff, mtp_layer, head))
+    return DistinctTimes(
+        dense=spread(dense),
+        moe=spread(sparse) if sparse is not None else None,
+        head=spread_pair(head),
+        mtp=mtp,
+    )
 
 
 def ep_exposed(

@@ -46,6 +46,16 @@ def compute_load_factor(stack: Stack) -> float:
     return load
 
 
+def host_syncs(stack: Stack) -> bool:
+    """Whether each MoE layer's forward waits on the host for the routed token counts: a
+    dropless dispatcher sizes the all-to-all and the per-expert GEMMs from them
+    (``Stack.moe_host_sync``); capacity-padded buffers (a capacity factor, or the padded
+    expert buffers of full-iteration CUDA graphs) have fixed shapes and need no sync."""
+    if not stack.moe_host_sync or stack.moe_capacity_factor > 0:
+        return False
+    return not (stack.cuda_graphs == "full" and stack.moe_graph_capacity_factor > 0)
+
+
 def swiglu_factor(model: ModelSpec) -> float:
     """Width of the FFN up projection over the FFN width (gate and up for SwiGLU)."""
     return 2.0 if model.activation == "swiglu" else 1.0

@@ -32,8 +32,6 @@ from scalewall.perf.data_parallel import (
 )
 from scalewall.perf.layers import (
     distinct_layer_times,
-    head_times,
-    mtp_times,
     stage_sums,
 )
 from scalewall.perf.memory import (
@@ -95,14 +93,13 @@ def step_model(
     """Evaluate every plan of the batch: step time with its breakdown, FLOP rates, memory."""
     dev = Device.of(cluster.accelerator, p.precision, eff)
     micro_batches = p.global_batch / (p.dp * p.micro_batch)
-    dense_lt, moe_lt = distinct_layer_times(model, cluster, p, eff, stack)
+    times = distinct_layer_times(model, cluster, p, eff, stack)
+    dense_lt, moe_lt = times.dense, times.moe
     sums = stage_sums(model, p, dense_lt, moe_lt)
-    head_f, head_b = head_times(model, p, dev, eff, stack)
+    head_f, head_b = times.head
     last_f, last_b = sums["last"]["fwd"] + head_f, sums["last"]["bwd"] + head_b
-    if model.mtp_layers:
-        mtp_layer = moe_lt if moe_lt is not None else dense_lt
-        mtp_f, mtp_b = mtp_times(model, p, dev, eff, mtp_layer, (head_f, head_b))
-        last_f, last_b = last_f + mtp_f, last_b + mtp_b
+    if times.mtp is not None:
+        last_f, last_b = last_f + times.mtp[0], last_b + times.mtp[1]
     single = p.pp == 1
     t_first = np.where(single, last_f + last_b, sums["first"]["fwd"] + sums["first"]["bwd"])
     t_middle = np.where(p.pp > 2, sums["middle"]["fwd"] + sums["middle"]["bwd"], 0.0)

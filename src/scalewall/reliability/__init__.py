@@ -7,7 +7,13 @@ Entry point: ``goodput(GoodputInputs(...), monte_carlo_runs=..., seed=...)``. Se
 
 from __future__ import annotations
 
-from scalewall.reliability.api import GoodputInputs, GoodputResult, goodput, goodput_model
+from scalewall.reliability.api import (
+    GoodputInputs,
+    GoodputResult,
+    goodput,
+    goodput_model,
+    required_spares,
+)
 from scalewall.reliability.catalog import (
     failure_rate_profiles,
     failure_rates,
@@ -23,6 +29,7 @@ from scalewall.reliability.checkpoint import (
 )
 from scalewall.reliability.ettr import GoodputModel, MonteCarloResult, simulate
 from scalewall.reliability.failures import (
+    CATEGORIES,
     CAUSE_NAMES,
     InterruptionRates,
     JobFootprint,
@@ -36,15 +43,18 @@ from scalewall.reliability.interval import (
     young_interval_s,
 )
 from scalewall.reliability.objective import GoodputTokensPerSecond
+from scalewall.reliability.spares import nodes_in_repair_tail, spares_for_risk
 from scalewall.reliability.specs import FailureRates, StorageTier
 from scalewall.reliability.whatif import (
     bandwidth_table,
     failure_rate_table,
     required_scale,
+    restart_table,
     spares_table,
 )
 
 __all__ = [
+    "CATEGORIES",
     "CAUSE_NAMES",
     "CheckpointCost",
     "CheckpointLayout",
@@ -70,9 +80,13 @@ __all__ = [
     "goodput_model",
     "interruption_rates",
     "node_mttf_s",
+    "nodes_in_repair_tail",
     "optimal_interval_s",
     "required_scale",
+    "required_spares",
+    "restart_table",
     "simulate",
+    "spares_for_risk",
     "spares_table",
     "storage_tier",
     "storage_tiers",

@@ -38,6 +38,7 @@ def job_footprint(cluster: Cluster, gpus: int) -> JobFootprint:
         gpus_per_leaf=per_leaf,
         spines=spines,
         rail_optimized=rail,
+        gpus_per_scale_up=system.scale_up_domain_gpus,
     )
 
 
@@ -84,5 +85,7 @@ def sharded_inputs(
         tp=tp,
         pp=pp,
         fully_parallel_save=zero >= 1,
+        cluster_gpus=cluster.num_gpus,
+        host_link_bytes_per_s_per_gpu=cluster.system.host_link_bytes_per_s_per_gpu,
     )
     return GoodputInputs(job=job_footprint(cluster, gpus), layout=layout, run_s=run_s, **options)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
-
-from scipy import stats
 
 from scalewall.errors import SpecError
 from scalewall.reliability.catalog import (
@@ -22,8 +21,20 @@ from scalewall.reliability.checkpoint import (
     checkpoint_cost,
 )
 from scalewall.reliability.ettr import GoodputModel, MonteCarloResult, gpu_hours_per_day, simulate
-from scalewall.reliability.failures import InterruptionRates, JobFootprint, interruption_rates
+from scalewall.reliability.failures import (
+    CATEGORIES,
+    CAUSE_CATEGORY,
+    InterruptionRates,
+    JobFootprint,
+    interruption_rates,
+)
 from scalewall.reliability.interval import daly_interval_s, optimal_interval_s, young_interval_s
+from scalewall.reliability.spares import (
+    MAX_SPARES,
+    SPARE_RISK_FRAC,
+    nodes_in_repair_tail,
+    spares_for_risk,
+)
 from scalewall.reliability.specs import FailureRates, StorageTier
 from scalewall.units import DAY_S
 
@@ -102,10 +113,31 @@ class GoodputResult:
     loss_fracs: dict[str, float]
     """Analytic fraction of wall time lost, by kind."""
     monte_carlo: MonteCarloResult | None
+    failure_loss_by_cause: dict[str, float] = field(default_factory=dict)
+    """Fraction of wall time lost to interruptions (failed work and restarts), by cause."""
+
+    @property
+    def loss_by_category(self) -> dict[str, float]:
+        """Goodput loss (1 - goodput) split into the interruption categories (`CATEGORIES`),
+        checkpoint stalls and planned maintenance."""
+        out = dict.fromkeys(CATEGORIES, 0.0)
+        for cause, frac in self.failure_loss_by_cause.items():
+            out[CAUSE_CATEGORY[cause]] += frac
+        out["checkpoint"] = self.loss_fracs["checkpoint"]
+        out["planned"] = self.loss_fracs["planned"]
+        return out
 
     @property
     def mttf_s(self) -> float:
         return self.rates.mttf_s
+
+    @property
+    def restart_phases_s(self) -> dict[str, float]:
+        """Seconds per restart phase (`RESTART_PHASES`) after a fault that needs a new node."""
+        job = self.inputs.job
+        return self.inputs.restart.phases(
+            ranks=job.gpus, restore_s=self.checkpoint.restore_s, nodes=job.nodes
+        )
 
     @property
     def interruptions_per_day(self) -> float:
@@ -122,11 +154,8 @@ class GoodputResult:
 
     @property
     def lost_gpu_hours_per_day_by_cause(self) -> dict[str, float]:
-        """Failed work and restarts by cause, split by each cause's share of interruptions."""
-        lam = self.rates.unexpected_per_s
-        spent = self.loss_fracs["failed_work"] + self.loss_fracs["restart"]
-        fracs = {c: spent * r / lam for c, r in self.rates.by_cause_per_s.items()} if lam else {}
-        return gpu_hours_per_day(fracs, self.inputs.job.gpus)
+        """Failed work and restarts by cause (`GoodputModel.failure_loss_by_cause`)."""
+        return gpu_hours_per_day(self.failure_loss_by_cause, self.inputs.job.gpus)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary; key names are a stable schema."""
@@ -144,12 +173,16 @@ class GoodputResult:
             "interruptions_per_day_by_cause": {
                 c: r * DAY_S for c, r in self.rates.by_cause_per_s.items()
             },
+            "interruptions_per_day_by_category": {
+                c: r * DAY_S for c, r in self.rates.by_category_per_s.items()
+            },
             "checkpoint_bytes": self.checkpoint.total_bytes,
             "checkpoint_write_s": self.checkpoint.write_s,
             "checkpoint_stall_s": self.checkpoint.blocking_s,
             "checkpoint_restore_s": self.checkpoint.restore_s,
             "checkpoint_asynchronous": self.checkpoint.asynchronous,
             "restart_s": self.restart_s,
+            "restart_phases_s": self.restart_phases_s,
             "interval_s": self.interval_s,
             "optimal_interval_s": self.optimal_interval_s,
             "young_interval_s": self.young_interval_s,
@@ -160,6 +193,7 @@ class GoodputResult:
             "monte_carlo_runs": mc.runs if mc else 0,
             "lost_gpu_hours_per_day": self.lost_gpu_hours_per_day,
             "lost_gpu_hours_per_day_by_cause": self.lost_gpu_hours_per_day_by_cause,
+            "goodput_loss_by_category": self.loss_by_category,
         }
 
 
@@ -173,20 +207,72 @@ def _resolve(inputs: GoodputInputs) -> tuple[FailureRates, StorageTier]:
 
 
 def no_spare_frac(
-    rates: InterruptionRates, spare_nodes: int | None, repair_s: float
+    rates: InterruptionRates, spare_nodes: int | None, repair_s: float, crews: int = 0
 ) -> dict[str, float]:
     """Probability, by cause, that the spare pool cannot cover the nodes a failure takes out.
 
-    Nodes in repair ~ Poisson(m), m = node losses per second * repair time (an M/G/inf queue);
-    an event needing k nodes finds no spare when N > S - k.
+    Nodes in repair follow the repair queue of `reliability.spares` (Poisson for unlimited
+    crews, M/M/c otherwise); an event needing k nodes finds no spare when N > S - k.
     """
     if spare_nodes is None:
         return dict.fromkeys(rates.by_cause_per_s, 0.0)
-    m = rates.node_losses_per_s * repair_s
+    lam = rates.node_losses_per_s
     return {
-        c: 0.0 if k == 0 else float(stats.poisson.sf(spare_nodes - k, m))
+        c: 0.0 if k == 0 else nodes_in_repair_tail(spare_nodes - k, lam, repair_s, crews)
         for c, k in rates.nodes_lost_by_cause.items()
     }
+
+
+SPARE_GOODPUT_TOLERANCE_FRAC = 1e-3
+"""Spares are enough when goodput is within this of a spare always being at hand."""
+
+
+def required_spares(
+    inputs: GoodputInputs,
+    *,
+    risk_frac: float = SPARE_RISK_FRAC,
+    goodput_tolerance_frac: float = SPARE_GOODPUT_TOLERANCE_FRAC,
+) -> int:
+    """Hot-spare nodes the job needs, from its node losses and the repair queue
+    (`RestartSpec.node_repair_s`, `repair_crews`; `reliability.spares`).
+
+    The fewest spares with which a hardware failure finds none with probability at most
+    ``risk_frac`` and goodput is within ``goodput_tolerance_frac`` of a spare always at hand
+    (each miss costs `RestartSpec.no_spare_wait_s`). -1 when no count suffices (repairs slower
+    than failures).
+    """
+    if not 0 < risk_frac < 1:
+        raise SpecError("risk_frac", risk_frac, "must be in (0, 1)")
+    profile, _ = _resolve(inputs)
+    rates = interruption_rates(profile, inputs.job, rate_scale=inputs.rate_scale)
+    restart = inputs.restart
+    lam = rates.node_losses_per_s
+    if lam == 0:
+        return 0
+    if restart.repair_crews and lam * restart.node_repair_s >= restart.repair_crews:
+        return -1
+    ideal = _goodput_at(inputs, None) - goodput_tolerance_frac
+    low = max(
+        spares_for_risk(
+            lam, restart.node_repair_s, crews=restart.repair_crews, risk_frac=risk_frac
+        ),
+        0,
+    )
+    high = max(low, 1)
+    while _goodput_at(inputs, high) < ideal:
+        if high >= MAX_SPARES:
+            return -1
+        low, high = high + 1, min(2 * high, MAX_SPARES)
+    if _goodput_at(inputs, low) >= ideal:
+        return low
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if _goodput_at(inputs, mid) >= ideal else (mid, high)
+    return high
+
+
+def _goodput_at(inputs: GoodputInputs, spare_nodes: int | None) -> float:
+    return goodput(dataclasses.replace(inputs, spare_nodes=spare_nodes)).goodput_frac
 
 
 def goodput_model(inputs: GoodputInputs) -> tuple[GoodputModel, CheckpointCost, str, str]:
@@ -196,16 +282,25 @@ def goodput_model(inputs: GoodputInputs) -> tuple[GoodputModel, CheckpointCost, 
     cost = checkpoint_cost(
         inputs.layout, tier, inputs.checkpoint, bandwidth_scale=inputs.bandwidth_scale
     )
-    ranks = inputs.job.gpus
-    restart = inputs.restart.restart_s(ranks=ranks, restore_s=cost.restore_s)
+    ranks, nodes = inputs.job.gpus, inputs.job.nodes
+    restart = {
+        c: inputs.restart.restart_s(
+            ranks=ranks, restore_s=cost.restore_s, nodes=nodes, new_node=lost > 0
+        )
+        for c, lost in rates.nodes_lost_by_cause.items()
+    }
     model = GoodputModel(
         rates=rates,
-        restart_s=dict.fromkeys(rates.by_cause_per_s, restart),
-        no_spare_frac=no_spare_frac(rates, inputs.spare_nodes, inputs.restart.node_repair_s),
+        restart_s=restart,
+        no_spare_frac=no_spare_frac(
+            rates, inputs.spare_nodes, inputs.restart.node_repair_s, inputs.restart.repair_crews
+        ),
         no_spare_wait_s=inputs.restart.no_spare_wait_s,
         blocking_s=cost.blocking_s,
         persist_s=cost.persist_s,
-        planned_restart_s=inputs.restart.planned_restart_s(ranks=ranks, restore_s=cost.restore_s),
+        planned_restart_s=inputs.restart.planned_restart_s(
+            ranks=ranks, restore_s=cost.restore_s, nodes=nodes
+        ),
         gpus=inputs.job.gpus,
     )
     return model, cost, profile.id, tier.id
@@ -246,4 +341,5 @@ def goodput(inputs: GoodputInputs, *, monte_carlo_runs: int = 0, seed: int = 0) 
         goodput_frac=model.goodput_frac(tau),
         loss_fracs=model.loss_fracs(tau),
         monte_carlo=mc,
+        failure_loss_by_cause=model.failure_loss_by_cause(tau),
     )

@@ -10,13 +10,23 @@ from typing import TypeVar
 
 from scalewall.catalog import load_entry
 from scalewall.errors import SpecError
-from scalewall.reliability.specs import STORAGE_KINDS, FailureRates, StorageTier
+from scalewall.reliability.specs import FailureRates
+from scalewall.storage import DEFAULT_STORAGE, StorageTier, storage_tier, storage_tiers
 
-T = TypeVar("T", FailureRates, StorageTier)
+__all__ = [
+    "DEFAULT_FAILURE_RATES",
+    "DEFAULT_STORAGE",
+    "StorageTier",
+    "failure_rate_profiles",
+    "failure_rates",
+    "storage_tier",
+    "storage_tiers",
+]
+
+T = TypeVar("T", bound=FailureRates)
 
 DEFAULT_FAILURE_RATES = "llama3-h100"
 """Calibrated on the largest published root-cause table (Llama 3, Table 5)."""
-DEFAULT_STORAGE = "parallel-fs"
 
 
 def _kind_dir(kind: str) -> Path:
@@ -41,30 +51,10 @@ def _check_rates(entry: FailureRates) -> FailureRates:
     return entry
 
 
-def _check_tier(entry: StorageTier) -> StorageTier:
-    if entry.kind not in STORAGE_KINDS:
-        raise SpecError("kind", entry.kind, f"valid: {', '.join(STORAGE_KINDS)}", where=entry.id)
-    for name in ("write_bytes_per_s_per_node", "read_bytes_per_s_per_node"):
-        if getattr(entry, name) <= 0:
-            raise SpecError(name, getattr(entry, name), "must be > 0", where=entry.id)
-    for name in ("write_bytes_per_s_aggregate", "read_bytes_per_s_aggregate", "commit_latency_s"):
-        if getattr(entry, name) < 0:
-            raise SpecError(name, getattr(entry, name), "must be >= 0 (0: no cap)", where=entry.id)
-    if entry.copies < 1:
-        raise SpecError("copies", entry.copies, "must be >= 1", where=entry.id)
-    return entry
-
-
 @cache
 def failure_rate_profiles() -> dict[str, FailureRates]:
     """All built-in failure-rate profiles, by id."""
     return {k: _check_rates(v) for k, v in _load_kind("failure_rates", FailureRates).items()}
-
-
-@cache
-def storage_tiers() -> dict[str, StorageTier]:
-    """All built-in storage tiers, by id."""
-    return {k: _check_tier(v) for k, v in _load_kind("storage", StorageTier).items()}
 
 
 def failure_rates(profile_id: str) -> FailureRates:
@@ -73,11 +63,3 @@ def failure_rates(profile_id: str) -> FailureRates:
     if profile_id not in table:
         raise SpecError("failure_rates", profile_id, f"valid: {', '.join(sorted(table))}")
     return table[profile_id]
-
-
-def storage_tier(tier_id: str) -> StorageTier:
-    """One storage tier by id; an unknown id lists the valid ones."""
-    table = storage_tiers()
-    if tier_id not in table:
-        raise SpecError("storage", tier_id, f"valid: {', '.join(sorted(table))}")
-    return table[tier_id]

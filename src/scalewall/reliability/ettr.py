@@ -158,6 +158,26 @@ class GoodputModel:
             "planned": planned,
         }
 
+    def failure_loss_by_cause(self, interval_s: float) -> dict[str, float]:
+        """Fraction of wall time lost to interruptions (failed work and restarts), by cause.
+
+        Each cause's share weighs its rate by what one of its events costs: its restart, its
+        wait for a spare, and the expected work lost (the same for every cause).
+        """
+        fracs = self.loss_fracs(interval_s)
+        spent = fracs["failed_work"] + fracs["restart"]
+        lam = self.rates.unexpected_per_s
+        if lam == 0 or spent == 0:
+            return dict.fromkeys(self.rates.by_cause_per_s, 0.0)
+        a = interval_s + self.stall_s(interval_s)
+        lost = 1.0 / lam - a / math.expm1(lam * a) + self.persist_s
+        weight = {
+            c: r * (self.restart_s[c] + self.no_spare_frac[c] * self.no_spare_wait_s + lost)
+            for c, r in self.rates.by_cause_per_s.items()
+        }
+        total = sum(weight.values())
+        return {c: spent * w / total for c, w in weight.items()}
+
 
 @dataclass(frozen=True, kw_only=True)
 class MonteCarloResult:

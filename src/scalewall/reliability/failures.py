@@ -1,10 +1,14 @@
-"""A job's interruption rate from the components it touches.
+"""A job's interruption rate from the components it touches, by cause.
 
-Each failure-rate profile gives events per component-day. A job touching ``n_gpu`` GPUs, ``n_node``
-nodes, ``n_nic`` NICs (and as many NIC-to-leaf links), ``n_leaf`` leaf switches and ``n_spine``
-spine switches is interrupted by cause ``c`` at
+Each failure-rate profile gives events per unit-day, each cause with its own scaling law: per GPU,
+per node, per NIC (and NIC-to-leaf link), per leaf and spine switch, per scale-out link the job's
+collectives cross (none for a job inside one scale-up domain) and per job (size-independent).
+A job is interrupted by cause ``c`` at
 
     lambda_c = r_c * n_basis(c) / DAY_S          [events per second]
+
+Causes fall in five categories (`CATEGORIES`): hardware by component, software and framework,
+network and collective timeouts, infrastructure and maintenance, user and data errors.
 
 and, with independent components, the time to the next interruption is exponential with rate
 ``sum_c lambda_c`` (job MTTF = 1 / that sum; Kokolis et al. 2024, arXiv 2410.21680, use the same
@@ -40,13 +44,17 @@ class JobFootprint:
     rail_optimized: bool = False
     """Rail wiring: NIC k of every node goes to leaf k, so a leaf serves ``gpus_per_leaf``
     distinct nodes; top-of-rack wiring puts ``gpus_per_leaf / gpus_per_node`` whole nodes on it."""
+    gpus_per_scale_up: int = 0
+    """GPUs of one scale-up (NVLink) domain; 0: one node. A job inside one domain runs its
+    collectives without the scale-out network."""
 
     def __post_init__(self) -> None:
         for name in ("gpus", "gpus_per_node", "nics_per_node", "gpus_per_leaf"):
             if getattr(self, name) < 1:
                 raise SpecError(name, getattr(self, name), "must be >= 1")
-        if self.spines < 0:
-            raise SpecError("spines", self.spines, "must be >= 0")
+        for name in ("spines", "gpus_per_scale_up"):
+            if getattr(self, name) < 0:
+                raise SpecError(name, getattr(self, name), "must be >= 0")
 
     @property
     def nodes(self) -> int:
@@ -61,11 +69,23 @@ class JobFootprint:
         return math.ceil(self.gpus / self.gpus_per_leaf)
 
     @property
+    def links_crossed(self) -> int:
+        """Scale-out links the job's collectives cross: every NIC link, or none when the job
+        fits in one scale-up domain."""
+        domain = self.gpus_per_scale_up or self.gpus_per_node
+        return 0 if self.gpus <= domain else self.nics
+
+    @property
     def nodes_per_leaf(self) -> int:
         """Nodes that lose their connection when one leaf fails."""
         if self.rail_optimized:
             return min(self.gpus_per_leaf, self.nodes)
         return min(max(self.gpus_per_leaf // self.gpus_per_node, 1), self.nodes)
+
+
+CATEGORIES: tuple[str, ...] = ("hardware", "software", "network", "infrastructure", "user")
+"""Cause categories: hardware by component; software and framework; network and collective
+timeouts (switches, cables, watchdog timeouts); infrastructure and maintenance; user and data."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,35 +95,41 @@ class Cause:
     name: str
     field: str
     basis: str
-    """``gpu``, ``node``, ``nic``, ``link``, ``leaf`` or ``spine``."""
+    """``gpu``, ``node``, ``nic``, ``link``, ``leaf``, ``spine``, ``link_crossed`` or ``job``."""
+    category: str
+    """One of `CATEGORIES`."""
     needs_new_node: bool
     """The failed hardware must be swapped out before the job restarts."""
 
 
+def _cause(name: str, field: str, basis: str, category: str, new_node: bool) -> Cause:
+    return Cause(name=name, field=field, basis=basis, category=category, needs_new_node=new_node)
+
+
 CAUSES: tuple[Cause, ...] = (
-    Cause(name="gpu", field="gpu_per_gpu_day", basis="gpu", needs_new_node=True),
-    Cause(name="hbm", field="hbm_per_gpu_day", basis="gpu", needs_new_node=True),
-    Cause(name="gpu_sram", field="gpu_sram_per_gpu_day", basis="gpu", needs_new_node=True),
-    Cause(name="nvlink", field="nvlink_per_node_day", basis="node", needs_new_node=True),
-    Cause(name="nic", field="nic_per_nic_day", basis="nic", needs_new_node=True),
-    Cause(name="host_cpu", field="host_cpu_per_node_day", basis="node", needs_new_node=True),
-    Cause(name="host_memory", field="host_memory_per_node_day", basis="node", needs_new_node=True),
-    Cause(name="host_psu", field="host_psu_per_node_day", basis="node", needs_new_node=True),
-    Cause(name="host_ssd", field="host_ssd_per_node_day", basis="node", needs_new_node=True),
-    Cause(name="host_other", field="host_other_per_node_day", basis="node", needs_new_node=True),
-    Cause(
-        name="host_maintenance",
-        field="host_maintenance_per_node_day",
-        basis="node",
-        needs_new_node=True,
+    _cause("gpu", "gpu_per_gpu_day", "gpu", "hardware", True),
+    _cause("hbm", "hbm_per_gpu_day", "gpu", "hardware", True),
+    _cause("gpu_sram", "gpu_sram_per_gpu_day", "gpu", "hardware", True),
+    _cause("nvlink", "nvlink_per_node_day", "node", "hardware", True),
+    _cause("nic", "nic_per_nic_day", "nic", "hardware", True),
+    _cause("host_cpu", "host_cpu_per_node_day", "node", "hardware", True),
+    _cause("host_memory", "host_memory_per_node_day", "node", "hardware", True),
+    _cause("host_psu", "host_psu_per_node_day", "node", "hardware", True),
+    _cause("host_ssd", "host_ssd_per_node_day", "node", "hardware", True),
+    _cause("host_other", "host_other_per_node_day", "node", "hardware", True),
+    _cause("host_maintenance", "host_maintenance_per_node_day", "node", "infrastructure", True),
+    _cause("leaf_switch", "switch_per_switch_day", "leaf", "network", True),
+    _cause("spine_switch", "switch_per_switch_day", "spine", "network", False),
+    _cause("cable", "cable_per_link_day", "link", "network", True),
+    _cause(
+        "collective_timeout", "collective_timeout_per_link_day", "link_crossed", "network", False
     ),
-    Cause(name="leaf_switch", field="switch_per_switch_day", basis="leaf", needs_new_node=True),
-    Cause(name="spine_switch", field="switch_per_switch_day", basis="spine", needs_new_node=False),
-    Cause(name="cable", field="cable_per_link_day", basis="link", needs_new_node=True),
-    Cause(name="software", field="software_per_node_day", basis="node", needs_new_node=False),
-    Cause(name="unknown", field="unknown_per_node_day", basis="node", needs_new_node=False),
+    _cause("software", "software_per_node_day", "node", "software", False),
+    _cause("unknown", "unknown_per_node_day", "node", "software", False),
+    _cause("user_data", "user_data_per_job_day", "job", "user", False),
 )
 CAUSE_NAMES: tuple[str, ...] = tuple(c.name for c in CAUSES)
+CAUSE_CATEGORY: dict[str, str] = {c.name: c.category for c in CAUSES}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,6 +146,20 @@ class InterruptionRates:
     @property
     def unexpected_per_s(self) -> float:
         return sum(self.by_cause_per_s.values())
+
+    @property
+    def by_category_per_s(self) -> dict[str, float]:
+        """Unexpected interruptions per second by cause category (`CATEGORIES`)."""
+        out = dict.fromkeys(CATEGORIES, 0.0)
+        for cause, rate in self.by_cause_per_s.items():
+            out[CAUSE_CATEGORY[cause]] += rate
+        return out
+
+    @property
+    def hardware_per_s(self) -> float:
+        """Interruptions that need a node swapped (what a per-node fleet failure rate such as
+        Kokolis et al.'s r_f counts)."""
+        return sum(r for c, r in self.by_cause_per_s.items() if self.nodes_lost_by_cause[c] > 0)
 
     @property
     def mttf_s(self) -> float:
@@ -146,6 +186,8 @@ def _exposure(job: JobFootprint, basis: str) -> int:
         "link": job.nics,
         "leaf": job.leaves,
         "spine": job.spines,
+        "link_crossed": job.links_crossed,
+        "job": 1,
     }
     return counts[basis]
 

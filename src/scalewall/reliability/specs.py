@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from scalewall.storage import STORAGE_KINDS, StorageTier
+
+__all__ = ["STORAGE_KINDS", "FailureRates", "StorageTier"]
+
 
 @dataclass(frozen=True, kw_only=True)
 class FailureRates:
@@ -46,41 +50,14 @@ class FailureRates:
     software_per_node_day: float
     """Software bugs and dependency failures; more ranks, more chances."""
     unknown_per_node_day: float
-    """Unattributed (for example collective watchdog timeouts with no root cause)."""
+    """Unattributed interruptions with no root cause, per node."""
     planned_per_node_day: float
     """Planned maintenance (firmware upgrades, configuration or data updates): the job
     checkpoints first, so it loses a restart but no work."""
+    collective_timeout_per_link_day: float = 0.0
+    """Network and collective timeouts (NCCL watchdog, link flaps that stall a collective), per
+    scale-out link the job's collectives cross; a job inside one scale-up domain crosses none."""
+    user_data_per_job_day: float = 0.0
+    """User-code, data-pipeline and framework errors that stop a job whatever its size, per job."""
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, kw_only=True)
-class StorageTier:
-    """Where checkpoints are written and read back from.
-
-    ``kind``: ``local_nvme`` (each node writes its own drives), ``parallel_fs`` (a shared file
-    system whose aggregate bandwidth all writers split), ``object_store`` (per-node client rate,
-    no shared cap in practice) or ``peer_memory`` (in-memory copies in peer nodes' host RAM).
-    A cap of 0 means no cap at that level.
-    """
-
-    id: str
-    name: str
-    kind: str
-    write_bytes_per_s_per_node: float
-    """What one node can write, per direction."""
-    read_bytes_per_s_per_node: float
-    write_bytes_per_s_aggregate: float
-    """Shared cap over all writers of the job (0: none)."""
-    read_bytes_per_s_aggregate: float
-    commit_latency_s: float
-    """Fixed cost per checkpoint: metadata, file creation, commit of the manifest."""
-    source: str
-    copies: int = 1
-    """Copies written per byte (peer_memory keeps replicas in other nodes)."""
-    uncertain: bool = False
-    notes: str = ""
-    sources: dict[str, str] = field(default_factory=dict)
-
-
-STORAGE_KINDS = ("local_nvme", "parallel_fs", "object_store", "peer_memory")

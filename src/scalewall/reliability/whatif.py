@@ -11,12 +11,13 @@ import pandas as pd
 from scipy.optimize import brentq
 
 from scalewall.errors import SpecError
-from scalewall.reliability.api import GoodputInputs, goodput, goodput_model
+from scalewall.reliability.api import GoodputInputs, goodput, goodput_model, required_spares
 from scalewall.reliability.interval import optimal_interval_s
 
 RATE_SCALES: tuple[float, ...] = (1.0, 0.5, 0.25, 0.1)
 BANDWIDTH_SCALES: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0)
 SPARE_NODES: tuple[int, ...] = (0, 1, 2, 4, 8, 16, 32)
+RESTART_SCALES: tuple[float, ...] = (1.0, 0.5, 0.25, 0.1)
 
 SEARCH_SPAN = 1e6
 """The solver looks for a required scale in [1 / SEARCH_SPAN, SEARCH_SPAN]."""
@@ -52,10 +53,23 @@ def bandwidth_table(
     return pd.DataFrame(rows)
 
 
+def restart_table(inputs: GoodputInputs, scales: Sequence[float] = RESTART_SCALES) -> pd.DataFrame:
+    """Goodput when every restart phase (detection to warm-up) is multiplied by each of
+    ``scales`` (faster detection, warm spares, cached images, in-memory restore)."""
+    rows = [
+        {"restart_scale": s, **_row(dataclasses.replace(inputs, restart=inputs.restart.scaled(s)))}
+        for s in scales
+    ]
+    return pd.DataFrame(rows)
+
+
 def spares_table(inputs: GoodputInputs, spares: Sequence[int] = SPARE_NODES) -> pd.DataFrame:
-    """Goodput with each number of hot-spare nodes (a spare always at hand as the last row)."""
+    """Goodput with each number of hot-spare nodes, the count the repair queue requires
+    (`required_spares`) among them, and a spare always at hand as the last row."""
+    need = required_spares(inputs)
+    counts = sorted({*spares, need}) if need >= 0 else list(spares)
     rows: list[dict[str, float | int | None]] = [
-        {"spare_nodes": n, **_row(dataclasses.replace(inputs, spare_nodes=n))} for n in spares
+        {"spare_nodes": n, **_row(dataclasses.replace(inputs, spare_nodes=n))} for n in counts
     ]
     rows.append({"spare_nodes": None, **_row(dataclasses.replace(inputs, spare_nodes=None))})
     return pd.DataFrame(rows)

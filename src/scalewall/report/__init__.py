@@ -7,8 +7,25 @@ lang)``. Scenarios come from ``load_scenario(path)`` or the built-in ``Scenario(
 
 from __future__ import annotations
 
-from scalewall.report.build import SCHEMA, Report, build_report
+from typing import TYPE_CHECKING, Any
+
 from scalewall.report.scenario import ClusterOption, Scenario, load_scenario
+
+if TYPE_CHECKING:
+    from scalewall.report.build import SCHEMA, Report, build_report
+
+_LAZY = ("SCHEMA", "Report", "build_report")
+"""Names from `scalewall.report.build`, imported on first use: reading a scenario (the CLI
+before it builds anything) does not load the step model, search and cost models."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from scalewall.report import build
+
+        return getattr(build, name)
+    raise AttributeError(f"module 'scalewall.report' has no attribute {name!r}")
+
 
 __all__ = [
     "SCHEMA",

@@ -13,6 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from scalewall.search.engine import MEMORY_WARN_FRAC
+from scalewall.sweep import find_knee
+
 CHECKPOINT_LOSS_LIMIT = 0.005
 """Checkpoint stalls above 0.5% of wall time are worth buying storage bandwidth for: at 16,384
 GPUs a point of goodput is about 160 GPUs idle."""
@@ -30,6 +33,35 @@ SCALE_OUT_PARTS = ("dp_comm", "pp_comm")
 DOMINANT_EXCLUDES = ("compute_efficiency",)
 """Kernel efficiency is a property of the accelerator and the model, not of the cluster size;
 the dominant bottleneck is named among the other losses."""
+
+
+def memory_bound(row: dict[str, Any], hbm_bytes: float) -> bool:
+    """A size whose best plan uses more than `MEMORY_WARN_FRAC` of the HBM or recomputes every
+    layer (the search only takes full recomputation when nothing lighter fits)."""
+    frac = float(row["memory_total_bytes"]) / hbm_bytes
+    return frac > MEMORY_WARN_FRAC or row["plan"]["recompute"] == "full"
+
+
+def knee_vs_best(rows: Sequence[dict[str, Any]], threshold: float) -> dict[str, Any] | None:
+    """The knee measured against the best per-GPU throughput of the sweep, not the smallest
+    size's: from the size with the highest tokens/s per GPU on, the first size whose added GPUs
+    each bring less than ``threshold`` of that best rate (a memory-bound smallest size has a low
+    per-GPU rate and would hide the knee). Its cause is the loss that grew most
+    (`sweep.find_knee`). The result carries the reference size and rate."""
+    if not rows:
+        return None
+    peak = max(range(len(rows)), key=lambda i: rows[i]["tokens_per_s_per_gpu"])
+    best = rows[peak]["tokens_per_s_per_gpu"]
+    rescaled = []
+    for r in rows[peak:]:
+        added = r["marginal_efficiency_frac"] * rows[0]["tokens_per_s_per_gpu"]
+        rescaled.append({**r, "marginal_efficiency_frac": added / best, "found": True})
+    rescaled[0]["marginal_efficiency_frac"] = math.nan
+    knee = find_knee(rescaled, threshold)
+    out = {"best_gpus": rows[peak]["gpus"], "best_tokens_per_s_per_gpu": best, "knee": None}
+    if knee is not None:
+        out["knee"] = knee.to_dict()
+    return out
 
 
 def spares_needed(table: pd.DataFrame) -> int:

@@ -32,8 +32,21 @@ from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
 from scalewall.reliability import GoodputResult, goodput, spares_table
 from scalewall.reliability.adapter import goodput_inputs
-from scalewall.report.advice import growth_path, scheduling_needs, spares_needed
+from scalewall.report.advice import (
+    growth_path,
+    knee_vs_best,
+    memory_bound,
+    scheduling_needs,
+    spares_needed,
+)
+from scalewall.report.decision import (
+    choose,
+    model_breakeven,
+    outcome,
+    scenario_breakeven,
+)
 from scalewall.report.scenario import SWEEP_HEADROOM, ClusterOption, Scenario
+from scalewall.report.stages import StageInputs, growth_stages
 from scalewall.search import search
 from scalewall.stack import resolve_stack
 from scalewall.sweep import (
@@ -81,14 +94,89 @@ def build_report(scenario: Scenario | None = None) -> Report:
     largest = scenario.largest
     options = [_option_data(ctx, o, growth=o is largest) for o in scenario.options]
     big = options[scenario.options.index(largest)]
+    growth = growth_path(big["sweep"]["rows"], scenario.growth)
     data = {
         "schema": SCHEMA,
         "scenario": scenario.to_dict(),
         "model": {"id": ctx.model.id, "name": ctx.model.name, "params": param_count(ctx.model)},
         "options": options,
-        "growth": growth_path(big["sweep"]["rows"], scenario.growth),
+        "growth": growth,
     }
+    data["decision"] = _decision(scenario, options)
+    data["stages"] = _stages(ctx, largest, big, growth)
     return Report(scenario=scenario, data=data)
+
+
+def _stages(
+    ctx: _Context, option: ClusterOption, data: dict[str, Any], growth: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The four growth stages on the largest option's design (`report.stages`)."""
+    design = _design(option)
+
+    def goodput_at(row: dict[str, Any], rates: str) -> GoodputResult:
+        plan = ParallelPlan(**row["plan"])
+        return _goodput(ctx, design.at(row["gpus"]), plan, row, failure_rates=rates or None)
+
+    inputs = StageInputs(
+        model=ctx.model,
+        rows=data["sweep"]["rows"],
+        growth=growth,
+        cluster_at=design.at,
+        goodput_at=goodput_at,
+        oversubscription=design.fabric.oversubscription,
+        sched_jobs=ctx.scenario.sched_jobs,
+    )
+    return growth_stages(inputs)
+
+
+def _outcome(scenario: Scenario, calendar_s: float, compute_usd: float) -> dict[str, Any]:
+    return outcome(
+        calendar_s,
+        compute_usd,
+        target_s=scenario.target_s,
+        value_usd_per_day=scenario.value_of_time_usd_per_day,
+        late_usd_per_day=scenario.late_penalty_usd_per_day,
+    )
+
+
+def _decision(scenario: Scenario, options: list[dict[str, Any]]) -> dict[str, Any]:
+    """Feasibility and total cost per option, the choice and its reasons, the break-even of
+    the largest option against the smallest over model size, tokens, target and time value."""
+    outcomes = []
+    for o in options:
+        run = o["training"]
+        entry = _outcome(scenario, run["calendar_s"], run["owned_usd"])
+        effective = o["best"]["mfu"] * o["reliability"]["goodput_frac"]
+        outcomes.append(
+            {"name": o["name"], "gpus": o["gpus"], "effective_frac": effective, **entry}
+        )
+    out: dict[str, Any] = {
+        "value_of_time_usd_per_day": scenario.value_of_time_usd_per_day,
+        "late_penalty_usd_per_day": scenario.late_penalty_usd_per_day,
+        "target_s": scenario.target_s,
+        "options": outcomes,
+        "choice": choose(outcomes),
+        "breakeven": None,
+    }
+    small_i = min(range(len(options)), key=lambda i: options[i]["gpus"])
+    big_i = max(range(len(options)), key=lambda i: options[i]["gpus"])
+    if small_i == big_i:
+        return out
+    points = []
+    for cs, cb in zip(options[small_i]["candidates"], options[big_i]["candidates"], strict=True):
+        small = _outcome(scenario, cs["calendar_s"], cs["compute_usd"])
+        big = _outcome(scenario, cb["calendar_s"], cb["compute_usd"])
+        points.append({"id": cs["id"], "params": cs["params"], "small": small, "big": big})
+    out["breakeven"] = {
+        "small": options[small_i]["name"],
+        "big": options[big_i]["name"],
+        "models": points,
+        "model": model_breakeven(points, scenario.target_s),
+        **scenario_breakeven(
+            outcomes[big_i], outcomes[small_i], scenario.token_budget, scenario.target_s
+        ),
+    }
+    return out
 
 
 def _design(option: ClusterOption) -> ClusterDesign:
@@ -122,6 +210,16 @@ def _option_data(ctx: _Context, option: ClusterOption, *, growth: bool) -> dict[
     cost = _tco(ctx, cluster, row, result.goodput_frac)
     run = training_cost(cost, ctx.scenario.token_budget)
     spares = spares_needed(spares_table(result.inputs))
+    own = {
+        "id": ctx.model.id,
+        "params": param_count(ctx.model),
+        "fits": True,
+        "mfu": row["mfu"],
+        "goodput_frac": result.goodput_frac,
+        "calendar_s": run.calendar_s,
+        "compute_usd": run.owned_usd,
+        "memory_frac": row["memory_total_bytes"] / design.accelerator.hbm_capacity_bytes,
+    }
     reliability = {**result.to_dict(), "loss_fracs": result.loss_fracs, "spare_nodes": spares}
     return {
         "name": option.label,
@@ -141,7 +239,7 @@ def _option_data(ctx: _Context, option: ClusterOption, *, growth: bool) -> dict[
             "energy_mwh": run.energy_j / J_PER_MWH,
         },
         "bom": _bom_data(cost),
-        "candidates": _candidates(ctx, cluster),
+        "candidates": _candidates(ctx, cluster, own),
         "scheduling": scheduling_needs(cluster.num_nodes, cost.bom.switch_tiers, reliability),
     }
 
@@ -188,9 +286,11 @@ def _sweep(
                 "switch_tiers": cost.bom.switch_tiers,
                 "switches": cost.bom.switches,
                 "bom_tiers": [t.name for t in cost.bom.tiers],
+                "memory_bound": memory_bound(row, design.accelerator.hbm_capacity_bytes),
             }
         )
     knee = find_knee(rows, DEFAULT_KNEE_THRESHOLD)
+    vs_best = knee_vs_best(rows, DEFAULT_KNEE_THRESHOLD)
     marginal = [r for r in rows if not math.isnan(r["marginal_efficiency_frac"])]
     weakest = min(marginal, key=lambda r: r["marginal_efficiency_frac"], default=None)
     return {
@@ -204,6 +304,8 @@ def _sweep(
             "gpus": weakest["gpus"],
             "marginal_efficiency_frac": weakest["marginal_efficiency_frac"],
         },
+        "knee_vs_best": vs_best,
+        "memory_bound_gpus": [r["gpus"] for r in rows if r["memory_bound"]],
         "rows": rows,
         "skipped": [
             {"gpus": r["gpus"], "reason": r["reason"]} for r in result.rows if not r["found"]
@@ -212,7 +314,12 @@ def _sweep(
 
 
 def _goodput(
-    ctx: _Context, cluster: Cluster, plan: ParallelPlan, row: dict[str, Any]
+    ctx: _Context,
+    cluster: Cluster,
+    plan: ParallelPlan,
+    row: dict[str, Any],
+    *,
+    failure_rates: str | None = None,
 ) -> GoodputResult:
     run_s = ctx.scenario.token_budget / row["tokens_per_s"]
     inputs = goodput_inputs(
@@ -222,7 +329,7 @@ def _goodput(
         run_s=run_s,
         step_s=min(row["step_time_s"], run_s),
         storage=ctx.scenario.storage,
-        failure_rates=ctx.scenario.failure_rates,
+        failure_rates=failure_rates or ctx.scenario.failure_rates,
     )
     return goodput(inputs)
 
@@ -280,14 +387,16 @@ def _bom_data(t: Tco) -> dict[str, Any]:
     }
 
 
-def _candidates(ctx: _Context, cluster: Cluster) -> list[dict[str, Any]]:
+def _candidates(ctx: _Context, cluster: Cluster, own: dict[str, Any]) -> list[dict[str, Any]]:
     """Each candidate model's best plan on the cluster and its days to train the token budget;
     sorted by parameter count."""
     ids = dict.fromkeys((*ctx.scenario.candidate_models, ctx.model.id))
     out = []
     for model_id in ids:
-        spec = ctx.model if model_id == ctx.model.id else model_from_args(model_id)
-        out.append(_candidate(ctx, spec, cluster))
+        if model_id == ctx.model.id:
+            out.append(own)  # the option's own search, goodput and cost
+            continue
+        out.append(_candidate(ctx, model_from_args(model_id), cluster))
     out.sort(key=lambda c: c["params"])
     for c in out:
         c["in_target"] = c["fits"] and c["calendar_s"] <= ctx.scenario.target_s
@@ -297,6 +406,7 @@ def _candidates(ctx: _Context, cluster: Cluster) -> list[dict[str, Any]]:
 def _candidate(ctx: _Context, spec: ModelSpec, cluster: Cluster) -> dict[str, Any]:
     entry: dict[str, Any] = {"id": spec.id, "params": param_count(spec), "fits": False}
     entry["calendar_s"] = math.inf
+    entry["compute_usd"] = math.inf
     try:
         result = search(
             spec,
@@ -311,10 +421,18 @@ def _candidate(ctx: _Context, spec: ModelSpec, cluster: Cluster) -> dict[str, An
     best = result.best
     if best is None:
         return {**entry, "reason": result.reason}
-    row = {"tokens_per_s": best.tokens_per_s, "step_time_s": best.step_time_s}
+    row = {"tokens_per_s": best.tokens_per_s, "step_time_s": best.step_time_s, "mfu": best.mfu}
     gp = _goodput(ctx, cluster, best.plan, row).goodput_frac
-    calendar = ctx.scenario.token_budget / (best.tokens_per_s * gp)
-    return {**entry, "fits": True, "mfu": best.mfu, "goodput_frac": gp, "calendar_s": calendar}
+    run = training_cost(_tco(ctx, cluster, row, gp), ctx.scenario.token_budget)
+    return {
+        **entry,
+        "fits": True,
+        "mfu": best.mfu,
+        "goodput_frac": gp,
+        "calendar_s": run.calendar_s,
+        "compute_usd": run.owned_usd,
+        "memory_frac": best.memory_total_bytes / best.hbm_bytes,
+    }
 
 
 def report_path_default() -> Path:

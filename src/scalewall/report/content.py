@@ -6,8 +6,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from scalewall.report.advice import CHECKPOINT_LOSS_LIMIT
 from scalewall.report.build import Report
 from scalewall.report.strings import strings
+from scalewall.search.engine import MEMORY_WARN_FRAC
 from scalewall.units import DAY_S, HOUR_S
 
 GIB = 2**30
@@ -100,9 +102,17 @@ def _largest_model(t: dict[str, str], option: dict[str, Any]) -> str:
 
 
 def _scaling(option: dict[str, Any]) -> tuple[float, int]:
+    """The option's per-GPU throughput as a share of the best per-GPU throughput of its sweep
+    (at most 100%), and the size of that best."""
     rows = option["sweep"]["rows"]
+    ref = option["sweep"]["knee_vs_best"]
     row = next(r for r in rows if r["gpus"] == option["gpus"])
-    return row["scaling_efficiency_frac"], rows[0]["gpus"]
+    return row["tokens_per_s_per_gpu"] / ref["best_tokens_per_s_per_gpu"], ref["best_gpus"]
+
+
+def _feasible_cell(t: dict[str, str], o: dict[str, Any]) -> str:
+    key = "cell.feasible" if o["feasible"] else "cell.infeasible"
+    return t[key].format(days=f"{o['calendar_s'] / DAY_S:,.1f}", late=f"{o['late_s'] / DAY_S:,.1f}")
 
 
 def _comparison(t: dict[str, str], data: dict[str, Any]) -> dict[str, Any]:
@@ -121,6 +131,16 @@ def _comparison(t: dict[str, str], data: dict[str, Any]) -> dict[str, Any]:
             gpus=f"{o['gpus']:,}",
             nodes=f"{o['nodes']:,}",
             mw=f"{o['cost']['it_capacity_w'] / 1e6:,.1f}",
+        ),
+    )
+    outcomes = {o["name"]: o for o in data["decision"]["options"]}
+    add(t["dim.feasible"].format(days=days), lambda o: _feasible_cell(t, outcomes[o["name"]]))
+    add(
+        t["dim.total"],
+        lambda o: t["cell.total"].format(
+            total=money(outcomes[o["name"]]["total_usd"]),
+            compute=money(outcomes[o["name"]]["compute_usd"]),
+            time=money(outcomes[o["name"]]["time_usd"] + outcomes[o["name"]]["penalty_usd"]),
         ),
     )
     add(t["dim.plan"], lambda o: plan_text(o["best"]["plan"]))
@@ -186,52 +206,113 @@ def _comparison(t: dict[str, str], data: dict[str, Any]) -> dict[str, Any]:
     return {"columns": [t["col.dimension"], *(o["name"] for o in opts)], "rows": rows}
 
 
-def _net_share(o: dict[str, Any]) -> str:
-    return f"{o['bom']['network_capex_usd'] / o['cost']['capex_usd']:.0%}"
+def _days(seconds: float) -> str:
+    return f"{seconds / DAY_S:,.1f}"
+
+
+def _params_text(n: float) -> str:
+    return count_text(n)
+
+
+def _reason(t: dict[str, str], r: dict[str, Any]) -> str:
+    kind = r["kind"]
+    fields: dict[str, Any] = {
+        "names": ", ".join(r.get("names", [])),
+        "rival": r.get("rival", ""),
+        "saved": money(r.get("saved_usd", 0.0)),
+        "eff": pct(r.get("effective_frac", 0.0)),
+        "rival_eff": pct(r.get("rival_effective_frac", 0.0)),
+        "days": f"{r.get('days_saved', 0.0):,.1f}",
+        "time_saved": money(r.get("time_saved_usd", 0.0)),
+        "extra": money(r.get("extra_compute_usd", 0.0)),
+    }
+    return t[f"why.{kind}"].format(**fields)
+
+
+def _compute_note(t: dict[str, str], choice: dict[str, Any], late: dict[str, Any]) -> str:
+    """The chosen option's compute against what a late option would have spent."""
+    ratio = choice["compute_usd"] / late["compute_usd"] - 1.0
+    key = "why.compute_more" if ratio >= 0 else "why.compute_less"
+    return t[key].format(
+        choice=choice["name"],
+        name=late["name"],
+        ratio=pct(abs(ratio)),
+        usd=money(choice["compute_usd"]),
+        late_usd=money(late["compute_usd"]),
+        eff=pct(choice["effective_frac"]),
+        late_eff=pct(late["effective_frac"]),
+    )
+
+
+def _breakeven_line(t: dict[str, str], data: dict[str, Any]) -> str | None:
+    be = data["decision"]["breakeven"]
+    if be is None:
+        return None
+    sc = data["scenario"]
+    m = be["model"]
+    kind = m["kind"]
+    model_part = t[f"be.model.{kind}"].format(
+        big=be["big"],
+        params=_params_text(m["params"]) if m["params"] else "-",
+        model=m.get("model", ""),
+        between=" - ".join(m.get("between", [])),
+        reason=t.get(f"be.reason.{m.get('reason', '')}", ""),
+        days=f"{sc['target_days']:.0f}",
+    )
+    value = be["value_of_time_usd_per_day"]
+    return t["be.line"].format(
+        model_part=model_part,
+        model=data["model"]["id"],
+        small=be["small"],
+        tokens=count_text(be["token_budget"]),
+        days=_days(be["target_s"]),
+        value=t["be.value_none"] if value is None else money(value),
+    )
 
 
 def verdict(t: dict[str, str], data: dict[str, Any]) -> list[str]:
-    """Which option is cheaper per token, which is faster, and why."""
-    opts = data["options"]
+    """The headline, five bullets or fewer: which option meets the target and at what total
+    cost, the options that cannot, the one or two reasons, the break-even, the cost basis."""
+    d = data["decision"]
     sc = data["scenario"]
-    if len(opts) < 2:
-        return []
-    cost = sorted(opts, key=lambda o: o["cost"]["usd_per_million_tokens"])
-    time = sorted(opts, key=lambda o: o["training"]["calendar_s"])
-    cheap, dear = cost[0], cost[-1]
-    fast, slow = time[0], time[-1]
-    small, big = min(opts, key=lambda o: o["gpus"]), max(opts, key=lambda o: o["gpus"])
-    ratio = dear["cost"]["usd_per_million_tokens"] / cheap["cost"]["usd_per_million_tokens"]
-    lines = [
-        t["verdict.cheaper"].format(
-            cheap=cheap["name"],
-            other=dear["name"],
-            cheap_usd=money(cheap["cost"]["usd_per_million_tokens"]),
-            other_usd=money(dear["cost"]["usd_per_million_tokens"]),
-            ratio=f"{ratio - 1:.0%}",
-        ),
-        t["verdict.faster"].format(
-            fast=fast["name"],
-            tokens=count_text(sc["token_budget"]),
-            speedup=f"{slow['training']['calendar_s'] / fast['training']['calendar_s']:.1f}x",
-            fast_days=f"{fast['training']['calendar_s'] / DAY_S:,.1f}",
-            slow_days=f"{slow['training']['calendar_s'] / DAY_S:,.1f}",
-        ),
-        t["verdict.why"].format(
-            big=big["name"],
-            big_mfu=pct(big["best"]["mfu"]),
-            small_mfu=pct(small["best"]["mfu"]),
-            big_goodput=pct(big["reliability"]["goodput_frac"]),
-            small_goodput=pct(small["reliability"]["goodput_frac"]),
-            big_tiers=big["bom"]["switch_tiers"],
-            big_net=_net_share(big),
-            small_net=_net_share(small),
-        ),
-        t["verdict.target"].format(
-            days=f"{sc['target_days']:.0f}",
-            lines=t["sep"].join(f"{o['name']}: {_largest_model(t, o)}" for o in opts),
-        ),
-    ]
+    by_name = {o["name"]: o for o in d["options"]}
+    choice = by_name[d["choice"]["name"]]
+    fields = {
+        "name": choice["name"],
+        "days_target": f"{sc['target_days']:.0f}",
+        "tokens": count_text(sc["token_budget"]),
+        "model": data["model"]["id"],
+        "days": _days(choice["calendar_s"]),
+        "late": _days(choice["late_s"]),
+        "total": money(choice["total_usd"]),
+        "compute": money(choice["compute_usd"]),
+        "time": money(choice["time_usd"] + choice["penalty_usd"]),
+    }
+    key = "verdict.choice" if d["choice"]["feasible"] else "verdict.none"
+    lines = [t[key].format(**fields)]
+    late = [o for o in d["options"] if not o["feasible"] and o is not choice]
+    if late:
+        items = t["sep"].join(
+            t["verdict.late_item"].format(
+                name=o["name"], days=_days(o["calendar_s"]), late=_days(o["late_s"])
+            )
+            for o in late
+        )
+        lines.append(t["verdict.infeasible"].format(items=items))
+    reasons = [_reason(t, r) for r in d["choice"]["reasons"]]
+    if late and d["choice"]["feasible"] and len(reasons) < 2:
+        reasons.append(_compute_note(t, choice, late[0]))
+    if reasons:
+        lines.append(t["verdict.why"].format(reasons=t["sep"].join(reasons)))
+    be = _breakeven_line(t, data)
+    if be:
+        lines.append(be)
+    lines.append(
+        t["verdict.basis"].format(
+            value=money(d["value_of_time_usd_per_day"]),
+            penalty=money(d["late_penalty_usd_per_day"]),
+        )
+    )
     return lines
 
 
@@ -262,6 +343,85 @@ def _growth(t: dict[str, str], data: dict[str, Any]) -> dict[str, Any]:
                 loss_name(t, s["dominant"]),
                 loss_name(t, s["rising"]),
                 t["sep"].join(advice_text(t, i) for i in s["invest"]) or t["summary.none"],
+            ]
+        )
+    return {"columns": columns, "rows": rows}
+
+
+def _stage_numbers(t: dict[str, str], s: dict[str, Any]) -> str:
+    kind = s["stage"]
+    if kind == "bringup":
+        return t["stage.bringup"].format(
+            rates=s["failure_rates"],
+            hw=f"{s['hardware_failures_per_day']:.2f}",
+            nodes=f"{s['nodes']:,}",
+            burn=duration(t, s["burn_in_s"]),
+            found=f"{s['burn_in_failures']:.1f}",
+            repair=f"{s['nodes_in_repair']:.1f}",
+            avail=pct(s["availability_frac"]),
+        )
+    if kind == "governance":
+        runs = t["sep"].join(
+            t["stage.policy"].format(
+                queue=r["queue"],
+                placement=r["placement"],
+                wait=duration(t, r["queue_delay_mean_s"]),
+                util=pct(r["utilisation_frac"]),
+                frag=pct(r["fragmentation_frac"]),
+            )
+            for r in s["runs"]
+        )
+        return t["stage.governance"].format(
+            jobs=f"{s['jobs']:,}",
+            load=pct(s["load_frac"]),
+            gpus=f"{s['gpus']:,}",
+            runs=runs,
+            best=f"{s['best']['queue']} + {s['best']['placement']}",
+        )
+    if kind == "network":
+        return t["stage.network"].format(
+            tiers=s["switch_tiers"],
+            switches=f"{s['switches']:,}",
+            over=", ".join(f"{o:g}:1" for o in s["oversubscription"]) or "-",
+            size=bytes_text(s["checkpoint_bytes"]),
+            bw=rate_text(s["checkpoint_write_bytes_per_s"]),
+            loss=pct(s["checkpoint_loss_frac"]),
+            needed=rate_text(s["checkpoint_needed_bytes_per_s"]),
+            limit=pct(CHECKPOINT_LOSS_LIMIT),
+            data=f"{s['data_loading_bytes_per_s'] / 1e6:,.1f} MB/s",
+            bytes=s["data_bytes_per_token"],
+        )
+    return t["stage.operations"].format(
+        per_day=f"{s['interruptions_per_day']:.1f}",
+        spares=f"{s['spare_nodes']:,}",
+        repairs=f"{s['repairs_per_day']:.1f}",
+        in_repair=f"{s['nodes_in_repair']:.1f}",
+        repair=duration(t, s["repair_s"]),
+        restart=duration(t, s["restart_s"]),
+        restart_loss=pct(s["restart_loss_frac"]),
+        auto=t["stage.auto_yes"] if s["automatic_restarts"] else t["stage.auto_no"],
+    )
+
+
+def stage_loss_text(t: dict[str, str], loss: dict[str, Any]) -> str:
+    kind = loss["kind"]
+    name = t.get(kind) or t.get(f"stage_loss.{kind}", kind)
+    return t["stage.loss"].format(name=name, frac=pct(loss["frac"]))
+
+
+def _stages(t: dict[str, str], data: dict[str, Any]) -> dict[str, Any]:
+    """The four growth stages: size, the model's numbers, the dominant loss, the investment."""
+    columns = [t["col.stage"], t["col.gpus"], t["col.numbers"], t["col.dominant"], t["col.invest"]]
+    rows = []
+    for s in data["stages"]:
+        invest = t["sep"].join(advice_text(t, i) for i in s["invest"]) or t["summary.none"]
+        rows.append(
+            [
+                t[f"stage.name.{s['stage']}"],
+                f"{s['gpus']:,}",
+                _stage_numbers(t, s),
+                stage_loss_text(t, s["loss"]),
+                invest,
             ]
         )
     return {"columns": columns, "rows": rows}
@@ -331,37 +491,52 @@ def _bom(t: dict[str, str], data: dict[str, Any]) -> dict[str, Any]:
 
 
 def knee_lines(t: dict[str, str], data: dict[str, Any]) -> list[str]:
+    """Per option: the knee against the sweep's best per-GPU throughput, and the sizes whose
+    best plan is memory-bound or does not fit."""
     lines = []
     for o in data["options"]:
         sweep = o["sweep"]
-        knee, weak = sweep["knee"], sweep["weakest"]
+        ref = sweep["knee_vs_best"]
+        if ref is None:
+            continue
+        base = {
+            "name": o["name"],
+            "best_gpus": f"{ref['best_gpus']:,}",
+            "best_rate": f"{ref['best_tokens_per_s_per_gpu']:,.0f}",
+            "threshold": pct(sweep["knee_threshold"]),
+        }
+        knee = ref["knee"]
         if knee is not None:
             lines.append(
                 t["knee"].format(
-                    name=o["name"],
+                    **base,
                     gpus=f"{knee['gpus']:,}",
                     marginal=pct(knee["marginal_efficiency_frac"]),
                     cause=loss_name(t, knee["cause"]),
                 )
             )
-        elif weak is not None:
+        else:
+            lines.append(t["no_knee"].format(**base, max_gpus=f"{sweep['rows'][-1]['gpus']:,}"))
+        bound = sweep["memory_bound_gpus"]
+        if bound:
             lines.append(
-                t["no_knee"].format(
+                t["memory_bound"].format(
                     name=o["name"],
-                    max_gpus=f"{sweep['rows'][-1]['gpus']:,}",
-                    marginal=pct(weak["marginal_efficiency_frac"]),
-                    gpus=f"{weak['gpus']:,}",
+                    sizes=", ".join(f"{g:,}" for g in bound),
+                    limit=pct(MEMORY_WARN_FRAC),
                 )
             )
+        for skip in sweep["skipped"]:
+            lines.append(t["no_fit"].format(name=o["name"], gpus=f"{skip['gpus']:,}"))
     return lines
 
 
 def summary_lines(report: Report, lang: str = "en") -> list[str]:
-    """The headline of each option, the verdict, the knees and the growth path."""
+    """The title, the headline verdict, each option in one line, the knees and the stages."""
     t = strings(lang)
     data = report.data
     tokens = count_text(data["scenario"]["token_budget"])
-    lines = [t["title"].format(model=data["model"]["id"])]
+    lines = [t["title"].format(model=data["model"]["id"]), *verdict(t, data)]
     for o in data["options"]:
         lines.append(
             t["summary.option"].format(
@@ -376,7 +551,7 @@ def summary_lines(report: Report, lang: str = "en") -> list[str]:
                 train_usd=money(o["training"]["owned_usd"]),
             )
         )
-    lines += verdict(t, data) + knee_lines(t, data)
+    lines += knee_lines(t, data)
     for s in data["growth"]:
         invest = t["sep"].join(advice_text(t, i) for i in s["invest"])
         key = "summary.growth" if s["next_gpus"] else "summary.growth_last"
@@ -401,9 +576,11 @@ def content(report: Report, lang: str = "en") -> dict[str, Any]:
         "title": t["title"].format(model=data["model"]["id"]),
         "summary": summary_lines(report, lang),
         "verdict": verdict(t, data),
+        "decision": data["decision"],
         "knees": knee_lines(t, data),
         "comparison": _comparison(t, data),
         "growth": _growth(t, data),
+        "stages": _stages(t, data),
         "failures": _failures(t, data),
         "bom": _bom(t, data),
         "data": data,

@@ -20,10 +20,14 @@ table { border-collapse: collapse; width: 100%; font-size: 0.9rem; margin: 0.8re
 th, td { border: 1px solid #ddd; padding: 0.35rem 0.5rem; text-align: left; vertical-align: top; }
 th { background: #f4f6f8; } .note { color: #555; font-size: 0.9rem; }
 ul.summary li { margin: 0.25rem 0; }
+ul.verdict { font-size: 1.05rem; background: #f4f8fb; border-left: 4px solid #1f77b4;
+  padding: 0.6rem 0.6rem 0.6rem 2rem; } ul.verdict li { margin: 0.3rem 0; }
 """
 
 SECTIONS: tuple[tuple[str, str | None, str | None], ...] = (
+    ("breakeven", "breakeven", None),
     ("compare", None, "comparison"),
+    ("stages", None, "stages"),
     ("wall", "wall", None),
     ("efficiency", "efficiency", None),
     ("losses", "losses", None),
@@ -51,10 +55,18 @@ def _notes(t: dict[str, str], section: str, page: dict[str, Any]) -> list[str]:
     notes: dict[str, list[str]] = {
         "wall": [t["wall.text"].format(threshold=f"{big['sweep']['knee_threshold']:.0%}")]
         + page["knees"],
+        "breakeven": [
+            t["breakeven.text"].format(
+                tokens=count_text(sc["token_budget"]), days=f"{sc['target_days']:.0f}"
+            )
+        ],
+        "efficiency": [t["efficiency.text"]],
+        "bom": [t["bom.text"]],
         "losses": [t["losses.text"].format(name=big["name"])],
         "memory": [t["memory.text"]],
         "failures": [t["failures.text"].format(rates=sc["failure_rates"], storage=sc["storage"])],
         "growth": [t["growth.text"].format(design=big["design"])],
+        "stages": [t["stages.text"].format(design=big["design"])],
     }
     return notes.get(section, [])
 
@@ -68,6 +80,10 @@ def render_html(report: Report, lang: str = "en", *, command: str = "scalewall r
     sc = data["scenario"]
     parts = [
         f"<h1>{escape(page['title'])}</h1>",
+        f'<h2 id="sec-verdict">{escape(t["sec.verdict"])}</h2>',
+        '<ul class="verdict" id="verdict">'
+        + "".join(f"<li>{escape(line)}</li>" for line in page["verdict"])
+        + "</ul>",
         '<p class="note">'
         + escape(
             t["subtitle"].format(
@@ -81,7 +97,9 @@ def render_html(report: Report, lang: str = "en", *, command: str = "scalewall r
         f'<p class="note">{escape(t["scenario_source"].format(source=sc["source"]))}</p>',
         f'<h2 id="sec-summary">{escape(t["sec.summary"])}</h2>',
         '<ul class="summary">'
-        + "".join(f"<li>{escape(line)}</li>" for line in page["summary"][1:])
+        + "".join(
+            f"<li>{escape(line)}</li>" for line in page["summary"][1 + len(page["verdict"]) :]
+        )
         + "</ul>",
     ]
     first = True

@@ -6,10 +6,13 @@ given; sizes in GPUs, times in SI seconds or the named human unit)::
     title = "70B on H100: a SuperPOD slice or a super-cluster"
     model = "llama3-70b"            # catalog id, config.json or model TOML
     token_budget = 15e12            # tokens to train on
-    target_days = 90.0              # "largest model that trains in this time"
+    target_days = 90.0              # the date the model is needed by (days from the start)
+    value_of_time_usd_per_day = 0.0 # what a day of calendar time costs (earlier is worth this)
+    late_penalty_usd_per_day = 0.0  # what each day past the target costs on top
     candidate_models = ["llama3-8b", "llama3-70b", "llama3.1-405b"]
     sizes = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
     growth = [256, 1024, 4096, 16384]  # staged growth path on the largest option's design
+    sched_jobs = 600                # jobs the governance stage's scheduler simulation replays
     global_batch_tokens = 16777216
     storage = "parallel-fs"         # checkpoint tier (scalewall goodput --storage)
     failure_rates = "llama3-h100"
@@ -33,6 +36,7 @@ that its fabric can build.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +49,27 @@ from scalewall.units import DAY_S
 DEFAULT_SIZES: tuple[int, ...] = tuple(2**k for k in range(6, 17))
 """64 to 65,536 GPUs: from a few nodes to four times the default super-cluster."""
 DEFAULT_GROWTH: tuple[int, ...] = (256, 1024, 4096, 16384)
-DEFAULT_CANDIDATES: tuple[str, ...] = ("llama3-8b", "llama3-70b", "llama3.1-405b")
+DEFAULT_CANDIDATES: tuple[str, ...] = (
+    "llama3-8b",
+    "megatron-18b",
+    "llama3-70b",
+    "gpt3-175b",
+    "llama3.1-405b",
+)
+"""The model sizes of the break-even sweep: 8B to 405B, a factor of 2 to 4 apart."""
+DEFAULT_SCHED_JOBS = 600
+"""Jobs the governance stage simulates: about a second for all five policy pairs on one
+core (a scenario may ask for more for steadier means)."""
+DEFAULT_VALUE_OF_TIME_USD_PER_DAY = 0.0
+"""What a day of earlier completion is worth. Zero by default because no published figure is
+general: the report does not assume what an earlier model earns, and the target date alone
+decides feasibility (an option past it is infeasible, never "cheaper"). The verdict states the
+break-even value of time instead: the dollars per day above which the faster option is the
+cheaper one. A figure for scale: OpenAI's reported 2024 revenue of $3.7B (CNBC, 27 Sep 2024) is
+about $10M a day."""
+DEFAULT_LATE_PENALTY_USD_PER_DAY = 0.0
+"""Penalty per day past the target, on top of the value of time (zero: lateness is reported as
+infeasibility with the days late, not priced)."""
 DEFAULT_TARGET_S = 90 * DAY_S
 """A quarter: the pre-training length a roadmap usually allows (Llama 3 405B took about 54 days
 of training time; arXiv 2407.21783, Sec. 3.3.4)."""
@@ -89,9 +113,15 @@ class Scenario:
     )
     token_budget: float = 15e12
     target_s: float = DEFAULT_TARGET_S
+    value_of_time_usd_per_day: float = DEFAULT_VALUE_OF_TIME_USD_PER_DAY
+    """Dollars per day of calendar time the run takes: total cost = compute + days x this."""
+    late_penalty_usd_per_day: float = DEFAULT_LATE_PENALTY_USD_PER_DAY
+    """Dollars per day past ``target_s``, added to the total cost of a late option."""
     candidate_models: tuple[str, ...] = DEFAULT_CANDIDATES
     sizes: tuple[int, ...] = DEFAULT_SIZES
     growth: tuple[int, ...] = DEFAULT_GROWTH
+    sched_jobs: int = DEFAULT_SCHED_JOBS
+    """Jobs in the governance stage's synthetic multi-tenant trace (`report.stages`)."""
     global_batch_tokens: int = DEFAULT_GLOBAL_BATCH_TOKENS
     storage: str = "parallel-fs"
     failure_rates: str = "llama3-h100"
@@ -111,6 +141,9 @@ class Scenario:
         _positive("token_budget", self.token_budget)
         _positive("target_s", self.target_s)
         _positive("global_batch_tokens", self.global_batch_tokens)
+        _positive("sched_jobs", self.sched_jobs)
+        _non_negative("value_of_time_usd_per_day", self.value_of_time_usd_per_day)
+        _non_negative("late_penalty_usd_per_day", self.late_penalty_usd_per_day)
         for name in ("sizes", "growth"):
             values = getattr(self, name)
             if not values or min(values) < 1:
@@ -136,6 +169,11 @@ def _positive(name: str, value: float) -> None:
         raise SpecError(name, value, "must be > 0")
 
 
+def _non_negative(name: str, value: float) -> None:
+    if not 0 <= value < math.inf:
+        raise SpecError(name, value, "a finite number >= 0 (dollars per day)")
+
+
 @dataclass(frozen=True, kw_only=True)
 class _ScenarioFile:
     """The TOML layout (lists where the scenario holds tuples; days where it holds seconds)."""
@@ -144,9 +182,12 @@ class _ScenarioFile:
     model: str = "llama3-70b"
     token_budget: float = 15e12
     target_days: float = DEFAULT_TARGET_S / DAY_S
+    value_of_time_usd_per_day: float = DEFAULT_VALUE_OF_TIME_USD_PER_DAY
+    late_penalty_usd_per_day: float = DEFAULT_LATE_PENALTY_USD_PER_DAY
     candidate_models: list[str] = field(default_factory=lambda: list(DEFAULT_CANDIDATES))
     sizes: list[int] = field(default_factory=lambda: list(DEFAULT_SIZES))
     growth: list[int] = field(default_factory=lambda: list(DEFAULT_GROWTH))
+    sched_jobs: int = DEFAULT_SCHED_JOBS
     global_batch_tokens: int = DEFAULT_GLOBAL_BATCH_TOKENS
     storage: str = "parallel-fs"
     failure_rates: str = "llama3-h100"
@@ -178,9 +219,12 @@ def load_scenario(path: Path) -> Scenario:
             options=tuple(options),
             token_budget=raw.token_budget,
             target_s=raw.target_days * DAY_S,
+            value_of_time_usd_per_day=raw.value_of_time_usd_per_day,
+            late_penalty_usd_per_day=raw.late_penalty_usd_per_day,
             candidate_models=tuple(raw.candidate_models),
             sizes=tuple(raw.sizes),
             growth=tuple(raw.growth),
+            sched_jobs=raw.sched_jobs,
             global_batch_tokens=raw.global_batch_tokens,
             stack=raw.stack,
             stack_overrides=dict(raw.stack_overrides),

@@ -14,6 +14,67 @@ EN: dict[str, str] = {
         "catalog data with a source and date (scalewall cost --list-prices)."
     ),
     "scenario_source": "Scenario: {source}",
+    "sec.verdict": "Verdict",
+    "sec.breakeven": "Break-even: total cost to train against model size",
+    "breakeven.text": (
+        "Total cost to train {tokens} tokens (compute + time, see the verdict) on each option, "
+        "for each swept model (a plan search per model and option); log-log axes. An open "
+        "marker is a run that ends after the {days}-day target (infeasible; its cost is what "
+        "it would spend). The dashed line is the model size from which the larger option is "
+        "the cheaper way to meet the target."
+    ),
+    "efficiency.text": (
+        "Per option and size: MFU (model FLOPs over peak FLOP/s), goodput (share of wall time "
+        "that trains, after failures, checkpoints and restarts) and the owned cost per million "
+        "tokens trained (capex amortised plus opex over MFU x goodput)."
+    ),
+    "bom.text": (
+        "Switches per tier of the network each option needs, and capex by category in "
+        "millions of dollars; each bar's total is the option's switch count and capex."
+    ),
+    "fig.breakeven": "Total cost to train against model size",
+    "fig.breakeven_at": "break-even: {params} parameters",
+    "fig.params": "model parameters",
+    "fig.total_usd": "total cost to train (compute + time, $)",
+    "sec.stages": "The four growth stages",
+    "stages.text": (
+        "Growing {design}: each stage at its size with the numbers of the project's models "
+        "(reliability, scheduler simulator, network bill of materials, checkpoint model), the "
+        "dominant loss measured there and what to have in place before the next stage."
+    ),
+    "col.numbers": "numbers",
+    "stage.name.bringup": "1. Bring-up (resource pool)",
+    "stage.name.governance": "2. Unified scheduling and governance",
+    "stage.name.network": "3. Network and data path",
+    "stage.name.operations": "4. Industrial operations",
+    "stage.bringup": (
+        "young-pool failure rates '{rates}': {hw} hardware failures a day over {nodes} nodes; "
+        "a {burn} burn-in meets about {found}; {repair} nodes in repair on average, pool "
+        "availability {avail}"
+    ),
+    "stage.governance": (
+        "{jobs} jobs of Acme Seren's multi-tenant mix offered at {load} of {gpus} GPUs; "
+        "{runs}; shortest waits: {best}"
+    ),
+    "stage.policy": (
+        "{queue} + {placement}: mean wait {wait}, utilisation {util}, fragmented {frag}"
+    ),
+    "stage.network": (
+        "{tiers} switch tiers ({switches} switches), oversubscription {over}; checkpoint {size} "
+        "written at {bw}, stalls {loss} of time ({needed} keeps them under {limit}); data "
+        "loading {data} ({bytes} bytes per token)"
+    ),
+    "stage.operations": (
+        "{per_day} interruptions a day; {spares} hot spares; {repairs} nodes sent to repair a "
+        "day, {in_repair} in repair at a time ({repair} each); a restart takes {restart}, "
+        "{restart_loss} of time; restarts {auto}"
+    ),
+    "stage.auto_yes": "must be automatic (one a day or more)",
+    "stage.auto_no": "can stay manual (fewer than one a day)",
+    "stage.loss": "{name}: {frac}",
+    "stage_loss.repair": "nodes out for repair (share of the pool)",
+    "stage_loss.idle": "idle GPUs under FIFO while jobs wait",
+    "stage_loss.fragmentation": "fragmented GPUs under FIFO",
     "sec.summary": "Summary",
     "sec.compare": "Side by side",
     "sec.wall": "The scale wall",
@@ -25,19 +86,29 @@ EN: dict[str, str] = {
     "sec.growth": "Staged growth path",
     "sec.method": "Method",
     "wall.text": (
-        "Tokens/s of the best plan at each size (a new plan search per size) against linear "
-        "scaling from the smallest size. The knee is the first size where each added GPU brings "
-        "less than {threshold} of the smallest size's per-GPU rate; its cause is the loss that "
-        "grew most."
+        "Tokens/s of the best plan at each size (a new plan search per size, log-log axes) "
+        "against linear scaling from the sweep's best per-GPU rate (dotted). The knee is the "
+        "first size past that best where each added GPU brings less than {threshold} of it; "
+        "its cause is the loss that grew most."
     ),
-    "knee": "{name}: knee at {gpus} GPUs (marginal efficiency {marginal}); cause: {cause}.",
+    "knee": (
+        "{name}: knee at {gpus} GPUs: each added GPU brings {marginal} of the best per-GPU "
+        "rate of the sweep ({best_rate} tokens/s at {best_gpus} GPUs), below {threshold}; "
+        "cause: {cause}."
+    ),
     "no_knee": (
-        "{name}: no knee up to {max_gpus} GPUs; lowest marginal efficiency {marginal} at "
-        "{gpus} GPUs."
+        "{name}: no knee up to {max_gpus} GPUs: from the best per-GPU rate ({best_rate} "
+        "tokens/s at {best_gpus} GPUs) on, each added GPU brings at least {threshold} of it."
     ),
+    "memory_bound": (
+        "{name}: memory-bound at {sizes} GPUs (the best plan fills over {limit} of HBM or "
+        "recomputes every layer): memory limits the plan there."
+    ),
+    "no_fit": "{name}: no plan fits at {gpus} GPUs.",
     "losses.text": (
-        "{name}: each step split into useful work (MFU) and named losses; goodput (failures, "
-        "checkpoints, restarts) on top. Fractions add up to one."
+        "{name}: wall-clock time at each size split into useful work (MFU x goodput), each "
+        "step loss times goodput, and the goodput loss (failures, checkpoints, restarts: 1 - "
+        "goodput) on top; every bar adds up to 100% of wall time."
     ),
     "memory.text": "Bytes per GPU on the most loaded pipeline stage; the line is the HBM size.",
     "failures.text": (
@@ -52,7 +123,10 @@ EN: dict[str, str] = {
     "method.text": (
         "Step time from scalewall's analytic step model with a full parallel-plan search per "
         "size; goodput from the reliability model; cost from the TCO model ({facility} "
-        "facility). Reproduce: {command}"
+        "facility). Scale effects on cost are only those the cited catalog rates give: staff "
+        "per GPU and per MW, facility cost per W of IT, and the network bill of materials "
+        "growing by switch tier; no volume discount on ports or servers is applied, as no "
+        "source in the catalog gives one (scalewall cost --list-prices). Reproduce: {command}"
     ),
     "col.option": "option",
     "col.dimension": "dimension",
@@ -102,21 +176,68 @@ EN: dict[str, str] = {
     ),
     "cell.checkpoint": "{size} every {interval}, written in {write}; {loss} of time",
     "cell.failures": "{per_day} interruptions a day (job MTTF {mttf}); {expected} over the run",
-    "cell.efficiency": "MFU {mfu}, goodput {goodput}, {scaling} of the {base}-GPU per-GPU rate",
+    "cell.efficiency": (
+        "MFU {mfu}, goodput {goodput}; per-GPU rate {scaling} of the sweep's best (at {base} GPUs)"
+    ),
     "cell.train": "{days} days, {owned} owned ({rented} rented), {mwh} MWh",
-    "verdict.cheaper": (
-        "{cheap} costs less per token: {cheap_usd} against {other_usd} per million tokens "
-        "({ratio} more for {other})."
+    "verdict.choice": (
+        "{name} meets the {days_target}-day target: {tokens} tokens of {model} in {days} days, "
+        "total cost {total} ({compute} compute + {time} time)."
     ),
-    "verdict.faster": (
-        "{fast} trains {tokens} tokens {speedup} faster: {fast_days} against {slow_days} days."
+    "verdict.none": (
+        "No option meets the {days_target}-day target. The fastest, {name}, needs {days} days "
+        "({late} days late); total cost {total} ({compute} compute + {time} time)."
     ),
-    "verdict.why": (
-        "Why: cost per token is the owned cost rate over MFU x goodput. At {big}'s scale MFU "
-        "is {big_mfu} (vs {small_mfu}) and goodput {big_goodput} (vs {small_goodput}); its "
-        "{big_tiers}-tier network is {big_net} of capex (vs {small_net})."
+    "verdict.late_item": "{name} needs {days} days, {late} days past the target",
+    "verdict.infeasible": "Infeasible: {items}.",
+    "verdict.why": "Why: {reasons}.",
+    "verdict.basis": (
+        "Total cost = compute (owned cost rate, capex amortised plus opex, over the run's "
+        "calendar time) + time ({value} per day of calendar time, {penalty} per day past the "
+        "target); set value_of_time_usd_per_day and late_penalty_usd_per_day in the scenario."
     ),
-    "verdict.target": "Within {days} days: {lines}.",
+    "why.others_late": "{names} cannot finish by the target date",
+    "why.cheaper_compute": (
+        "its compute costs {saved} less than {rival}'s: it turns {eff} of its peak FLOP/s "
+        "into training (MFU x goodput) against {rival_eff}"
+    ),
+    "why.time_pays": (
+        "it finishes {days} days before {rival}, worth {time_saved} of time, more than its "
+        "{extra} of extra compute"
+    ),
+    "why.none_feasible": "a larger cluster, a smaller model or budget, or a later date is needed",
+    "why.compute_more": (
+        "{choice}'s compute costs {ratio} more than {name} would spend over its longer run "
+        "({usd} against {late_usd}; MFU x goodput {eff} against {late_eff})"
+    ),
+    "why.compute_less": (
+        "{choice}'s compute even costs {ratio} less than {name} would spend over its longer "
+        "run ({usd} against {late_usd}; MFU x goodput {eff} against {late_eff})"
+    ),
+    "be.line": (
+        "Break-even: {model_part}. For {model}, {small} stops meeting the date above "
+        "{tokens} tokens or for targets under {days} days; with no deadline the faster option "
+        "is the cheaper once a day earlier is worth more than {value}."
+    ),
+    "be.model.cross": (
+        "{big} becomes the cheaper way to meet {days} days from about {params} parameters "
+        "({between}; {reason})"
+    ),
+    "be.model.always": (
+        "{big} is the cheaper way to meet {days} days at every swept size from {model}"
+    ),
+    "be.model.never": (
+        "{big} is not the cheaper way to meet {days} days at any swept size up to {model}"
+    ),
+    "be.model.none_feasible": "no option meets {days} days at any swept model size",
+    "be.reason.deadline": "the smaller option's run passes the target there",
+    "be.reason.cost": "the total costs cross there",
+    "be.value_none": "any amount (it is not faster)",
+    "dim.feasible": "Meets the {days}-day target",
+    "dim.total": "Total cost to train (compute + time)",
+    "cell.feasible": "yes: {days} days",
+    "cell.infeasible": "no: {days} days, {late} days late",
+    "cell.total": "{total} ({compute} + {time})",
     "summary.option": (
         "{name}: {plan}; MFU {mfu}, goodput {goodput}; {tokens} tokens in {days} days; "
         "{usd_mtok} per M tokens; capex {capex}; to train {train_usd}."
@@ -126,7 +247,7 @@ EN: dict[str, str] = {
     "summary.written": "Report written to {path}",
     "summary.none": "nothing",
     "fig.wall": "Throughput against cluster size",
-    "fig.ideal": "{name}: linear",
+    "fig.ideal": "{name}: linear from the best per-GPU rate",
     "fig.knee": "knee: {cause}",
     "fig.option_point": "{name} (chosen size)",
     "fig.tokens_per_s": "tokens/s",
@@ -134,7 +255,7 @@ EN: dict[str, str] = {
     "fig.mfu": "MFU",
     "fig.goodput": "goodput",
     "fig.usd_per_mtok": "$ per million tokens",
-    "fig.fraction": "fraction of step",
+    "fig.fraction": "share of wall-clock time",
     "fig.memory": "GiB per GPU",
     "fig.hbm": "HBM",
     "fig.per_day": "interruptions per day",
@@ -215,6 +336,60 @@ ZH: dict[str, str] = {
         "目录数据（scalewall cost --list-prices）。"
     ),
     "scenario_source": "场景：{source}",
+    "sec.verdict": "结论",
+    "sec.breakeven": "盈亏平衡：训练总成本随模型规模的变化",
+    "breakeven.text": (
+        "在各方案上训练 {tokens} 个 token 的总成本（算力 + 时间，见结论），对每个扫描的模型"
+        "（每个模型和方案各搜索一次并行方案）；双对数坐标。空心点表示训练结束晚于 {days} 天目标"
+        "（不可行；成本为其将花费的金额）。虚线是较大方案成为按期完成的更便宜方案的模型规模。"
+    ),
+    "efficiency.text": (
+        "各方案在各规模下的 MFU（模型 FLOPs 与峰值算力之比）、goodput（扣除故障、检查点和重启后"
+        "用于训练的墙钟时间比例）以及每百万训练 token 的自建成本（资本支出摊销加运营支出，除以 "
+        "MFU × goodput）。"
+    ),
+    "bom.text": (
+        "各方案所需网络每层的交换机数，以及按类别划分的资本支出（百万美元）；每根柱的总和即该方案"
+        "的交换机总数和资本支出。"
+    ),
+    "fig.breakeven": "训练总成本随模型规模的变化",
+    "fig.breakeven_at": "盈亏平衡：{params} 参数",
+    "fig.params": "模型参数量",
+    "fig.total_usd": "训练总成本（算力 + 时间，美元）",
+    "sec.stages": "四个发展阶段",
+    "stages.text": (
+        "分阶段扩建 {design}：每个阶段在其规模下给出本项目模型（可靠性、调度模拟器、网络物料清单、"
+        "检查点模型）的数字、在该阶段测得的主要损失，以及进入下一阶段前需要到位的建设。"
+    ),
+    "col.numbers": "数字",
+    "stage.name.bringup": "1. 上线（资源池）",
+    "stage.name.governance": "2. 统一调度与治理",
+    "stage.name.network": "3. 网络与数据通路",
+    "stage.name.operations": "4. 工业化运维",
+    "stage.bringup": (
+        "新资源池故障率取 “{rates}”：{nodes} 个节点每天 {hw} 次硬件故障；{burn} 的老化测试约遇到 "
+        "{found} 次；平均 {repair} 个节点在维修，资源池可用率 {avail}"
+    ),
+    "stage.governance": (
+        "按 Acme Seren 多租户作业分布生成的 {jobs} 个作业，以 {gpus} 张 GPU 的 {load} 负载提交；"
+        "{runs}；等待最短：{best}"
+    ),
+    "stage.policy": "{queue} + {placement}：平均等待 {wait}，利用率 {util}，碎片 {frag}",
+    "stage.network": (
+        "{tiers} 层交换（{switches} 台交换机），收敛比 {over}；检查点 {size}，写入带宽 {bw}，"
+        "停顿占时间 {loss}（需 {needed} 才能低于 {limit}）；数据加载 {data}（每 token {bytes} 字节"
+        "）"
+    ),
+    "stage.operations": (
+        "每天 {per_day} 次中断；{spares} 个热备节点；每天 {repairs} 个节点送修，同时约 {in_repair} "
+        "个在维修（每次 {repair}）；每次重启 {restart}，占时间 {restart_loss}；重启{auto}"
+    ),
+    "stage.auto_yes": "必须自动化（每天一次或更多）",
+    "stage.auto_no": "可以人工处理（每天少于一次）",
+    "stage.loss": "{name}：{frac}",
+    "stage_loss.repair": "维修中的节点（占资源池比例）",
+    "stage_loss.idle": "FIFO 下作业等待时空闲的 GPU",
+    "stage_loss.fragmentation": "FIFO 下碎片化的 GPU",
     "sec.summary": "摘要",
     "sec.compare": "方案对比",
     "sec.wall": "扩展墙",
@@ -226,17 +401,30 @@ ZH: dict[str, str] = {
     "sec.growth": "分阶段扩容路径",
     "sec.method": "方法",
     "wall.text": (
-        "每个规模下最佳并行方案（每个规模重新搜索）的 tokens/s，与从最小规模线性外推的理想值对比。"
-        "拐点是第一个新增 GPU 带来的吞吐低于最小规模单卡吞吐 {threshold} 的规模；其原"
-        "因是增长最多的损失项。"
+        "每个规模下最佳并行方案（每个规模重新搜索，双对数坐标）的 tokens/s，与按扫描中最佳单卡吞吐"
+        "线性"
+        "外推的理想值（点线）对比。拐点是越过该最佳规模后第一个新增 GPU 带来的"
+        "吞吐低于其 {threshold}"
+        " "
+        "的规模；其原因是增长最多的损失项。"
     ),
-    "knee": "{name}：拐点在 {gpus} 卡（边际效率 {marginal}）；原因：{cause}。",
+    "knee": (
+        "{name}：拐点在 {gpus} 卡：每新增一张 GPU 带来的吞吐只有扫描中最佳单卡吞吐（{best_gpus} 卡"
+        "时 "
+        "{best_rate} tokens/s）的 {marginal}，低于 {threshold}；原因：{cause}。"
+    ),
     "no_knee": (
-        "{name}：直到 {max_gpus} 卡都没有拐点；边际效率最低为 {marginal}，出现在 {gpus} 卡。"
+        "{name}：直到 {max_gpus} 卡都没有拐点：从最佳单卡吞吐（{best_gpus} 卡时 {best_rate} "
+        "tokens/s）起，每新增一张 GPU 至少带来其 {threshold}。"
     ),
+    "memory_bound": (
+        "{name}：在 {sizes} 卡时受显存限制（最佳方案占用超过 {limit} 的 HBM 或每层都重计算），"
+        "这些规模下显存限制了并行方案。"
+    ),
+    "no_fit": "{name}：{gpus} 卡时没有可行的并行方案。",
     "losses.text": (
-        "{name}：每一步分为有效计算（MFU）和各项命名损失；goodput 损失（故障、检查点、"
-        "重启）另计。各项之和为一。"
+        "{name}：各规模下的墙钟时间分为有效计算（MFU × goodput）、各项步内损失乘以 goodput，以及"
+        "顶部的 goodput 损失（故障、检查点、重启：1 − goodput）；每根柱加起来为墙钟时间的 100%。"
     ),
     "memory.text": "负载最重的流水线阶段上每张 GPU 的显存占用；横线为 HBM 容量。",
     "failures.text": (
@@ -249,7 +437,11 @@ ZH: dict[str, str] = {
     ),
     "method.text": (
         "步时来自 scalewall 的解析步时模型，每个规模完整搜索并行方案；goodput 来自可靠性模型；"
-        "成本来自总拥有成本模型（{facility} 机房）。复现命令：{command}"
+        "成本来自总拥有成本模型（{facility} 机房）。成本的规模效应只取目录中有出处的费率：每 GPU "
+        "和每 "
+        "MW 的人员、每瓦 IT 功率的机房造价，以及随交换层级增长的网络物料清单；端口和服务器没有批量"
+        "折扣，"
+        "因为目录中没有给出折扣的来源（scalewall cost --list-prices）。复现命令：{command}"
     ),
     "col.option": "方案",
     "col.dimension": "维度",
@@ -297,23 +489,62 @@ ZH: dict[str, str] = {
     "cell.network": "{tiers} 层交换，{switches} 台交换机，{transceivers} 个光模块（{fabric}）",
     "cell.checkpoint": "每 {interval} 一次，大小 {size}，写入 {write}；占时间 {loss}",
     "cell.failures": "每天 {per_day} 次中断（作业平均故障间隔 {mttf}）；训练期间共 {expected} 次",
-    "cell.efficiency": "MFU {mfu}，goodput {goodput}，单卡吞吐为 {base} 卡时的 {scaling}",
+    "cell.efficiency": (
+        "MFU {mfu}，goodput {goodput}；单卡吞吐为扫描中最佳值（{base} 卡时）的 {scaling}"
+    ),
     "cell.train": "{days} 天，自建 {owned}（租用 {rented}），{mwh} MWh",
-    "verdict.cheaper": (
-        "{cheap} 每 token 更便宜：每百万 token {cheap_usd}，对比 {other_usd}（{other} "
-        "贵 {ratio}）。"
+    "verdict.choice": (
+        "{name} 能满足 {days_target} 天的目标：{model} 训练 {tokens} 个 token 需 {days} 天，"
+        "总成本 {total}（算力 {compute} + 时间 {time}）。"
     ),
-    "verdict.faster": (
-        "{fast} 训练 {tokens} 个 token 快 {speedup}：{fast_days} 天对比 {slow_days} 天。"
+    "verdict.none": (
+        "没有方案能满足 {days_target} 天的目标。最快的 {name} 需要 {days} 天（晚 {late} 天）；"
+        "总成本 {total}（算力 {compute} + 时间 {time}）。"
     ),
-    "verdict.why": (
-        "原因：每 token 成本等于拥有成本速率除以 MFU × goodput。在 {big} 的规模下 MFU 为 {big_mfu}"
-        "（对比 {small_mfu}），goodput 为 {big_goodput}（对比 {small_goodput}）；其 {big_tiers}"
-        " "
-        "层网络占资本支出的"
-        " {big_net}（对比 {small_net}）。"
+    "verdict.late_item": "{name} 需要 {days} 天，超出目标 {late} 天",
+    "verdict.infeasible": "不可行：{items}。",
+    "verdict.why": "原因：{reasons}。",
+    "verdict.basis": (
+        "总成本 = 算力成本（自建成本速率，即资本支出摊销加运营支出，乘以训练的日历时间）+ 时间成本"
+        "（日历时间每天 {value}，超出目标后每天另加 {penalty}）；可在场景中设置 "
+        "value_of_time_usd_per_day 和 late_penalty_usd_per_day。"
     ),
-    "verdict.target": "{days} 天内：{lines}。",
+    "why.others_late": "{names} 无法在目标日期前完成",
+    "why.cheaper_compute": (
+        "其算力成本比 {rival} 低 {saved}：它把峰值算力的 {eff} 转化为训练（MFU × goodput），"
+        "对比 {rival_eff}"
+    ),
+    "why.time_pays": (
+        "它比 {rival} 早 {days} 天完成，时间价值 {time_saved}，超过其多花的算力成本 {extra}"
+    ),
+    "why.none_feasible": "需要更大的集群、更小的模型或训练量，或更晚的日期",
+    "why.compute_more": (
+        "{choice} 的算力成本比 {name} 在更长训练期内的花费高 {ratio}（{usd} 对比 {late_usd}；"
+        "MFU × goodput {eff} 对比 {late_eff}）"
+    ),
+    "why.compute_less": (
+        "{choice} 的算力成本甚至比 {name} 在更长训练期内的花费低 {ratio}（{usd} 对比 {late_usd}；"
+        "MFU × goodput {eff} 对比 {late_eff}）"
+    ),
+    "be.line": (
+        "盈亏平衡点：{model_part}。对 {model}，训练量超过 {tokens} 个 token 或目标短于 {days} 天时"
+        "，"
+        "{small} 无法按期完成；若没有截止日期，当提前一天的价值超过 {value} 时更快的方案更便宜。"
+    ),
+    "be.model.cross": (
+        "模型约 {params} 参数起（{between}；{reason}），{big} 成为在 {days} 天内完成的更便宜方案"
+    ),
+    "be.model.always": "从 {model} 起的所有扫描规模上，{big} 都是在 {days} 天内完成的更便宜方案",
+    "be.model.never": "直到 {model} 的所有扫描规模上，{big} 都不是在 {days} 天内完成的更便宜方案",
+    "be.model.none_feasible": "没有方案能在任何扫描的模型规模上满足 {days} 天",
+    "be.reason.deadline": "较小方案的训练时间在此超过目标",
+    "be.reason.cost": "两者总成本在此相交",
+    "be.value_none": "任意金额（它并不更快）",
+    "dim.feasible": "能否满足 {days} 天目标",
+    "dim.total": "训练总成本（算力 + 时间）",
+    "cell.feasible": "能：{days} 天",
+    "cell.infeasible": "不能：{days} 天，晚 {late} 天",
+    "cell.total": "{total}（{compute} + {time}）",
     "summary.option": (
         "{name}：{plan}；MFU {mfu}，goodput {goodput}；{tokens} 个 token 需 {days} 天；"
         "每百万 token {usd_mtok}；资本支出 {capex}；训练成本 {train_usd}。"
@@ -323,7 +554,7 @@ ZH: dict[str, str] = {
     "summary.written": "报告已写入 {path}",
     "summary.none": "无",
     "fig.wall": "吞吐随集群规模的变化",
-    "fig.ideal": "{name}：线性",
+    "fig.ideal": "{name}：按最佳单卡吞吐线性外推",
     "fig.knee": "拐点：{cause}",
     "fig.option_point": "{name}（选定规模）",
     "fig.tokens_per_s": "tokens/s",
@@ -331,7 +562,7 @@ ZH: dict[str, str] = {
     "fig.mfu": "MFU",
     "fig.goodput": "goodput",
     "fig.usd_per_mtok": "每百万 token 美元",
-    "fig.fraction": "占步时比例",
+    "fig.fraction": "占墙钟时间比例",
     "fig.memory": "每卡 GiB",
     "fig.hbm": "HBM 容量",
     "fig.per_day": "每日中断次数",

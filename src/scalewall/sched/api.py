@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -99,7 +100,12 @@ def catalog_cluster_spec(cluster_id: str) -> SyntheticClusterSpec:
     """
     from scalewall.cluster import resolve_cluster  # the catalog is optional for sched
 
-    resolved = resolve_cluster(cluster_id)
+    return topology_cluster_spec(resolve_cluster(cluster_id))
+
+
+def topology_cluster_spec(resolved: Any) -> SyntheticClusterSpec:
+    """The node layout of a resolved `scalewall.plan.topology.Cluster` (as
+    `catalog_cluster_spec`; the report passes a design built at one size)."""
     per_node = resolved.system.gpus_per_node
     scale_out = sorted(t.span_gpus for t in resolved.tiers if not t.scale_up)
     rack_gpus = scale_out[0] if scale_out else resolved.num_gpus

@@ -8,8 +8,9 @@ use is recorded. Every policy sees the same arrival sequence for a given seed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -130,18 +131,37 @@ def fgd_experiment(
     policies: Sequence[str] = FGD_PAPER_POLICIES,
     config: FgdExperimentConfig | None = None,
     progress: Callable[[str, int], None] | None = None,
+    executor: Any = None,
 ) -> pd.DataFrame:
-    """Every policy x seed; one row per (policy, seed, demand step)."""
+    """Every policy x seed; one row per (policy, seed, demand step). ``executor`` (a
+    ``sweep.Executor``; default: in this process) runs the (policy, seed) runs."""
     config = config or FgdExperimentConfig()
-    frames = []
     for policy in policies:
         make_placement(policy)  # unknown names fail before any work
-    for policy in policies:
-        for seed in config.seeds:
-            frames.append(run_fgd_once(cluster, jobs, policy, seed, config))
-            if progress is not None:
-                progress(policy, seed)
-    return pd.concat(frames, ignore_index=True)
+    tasks = [(cluster, jobs, p, s, config) for p in policies for s in config.seeds]
+    frames: dict[tuple[str, int], pd.DataFrame] = {}
+    runner = executor if executor is not None else _InProcess()
+    for policy, seed, frame in runner.map_unordered(_fgd_task, tasks):
+        frames[policy, seed] = frame
+        if progress is not None:
+            progress(policy, seed)
+    # Policy x seed order, whatever order the executor finished them in.
+    return pd.concat([frames[p, s] for p in policies for s in config.seeds], ignore_index=True)
+
+
+_FgdTask = tuple[Cluster, JobTable, str, int, "FgdExperimentConfig"]
+
+
+def _fgd_task(task: _FgdTask) -> tuple[str, int, pd.DataFrame]:
+    cluster, jobs, policy, seed, config = task
+    return policy, seed, run_fgd_once(cluster, jobs, policy, seed, config)
+
+
+class _InProcess:
+    def map_unordered(
+        self, fn: Callable[[_FgdTask], tuple[str, int, pd.DataFrame]], tasks: Sequence[_FgdTask]
+    ) -> Iterator[tuple[str, int, pd.DataFrame]]:
+        return (fn(t) for t in tasks)
 
 
 def fgd_summary(

@@ -58,3 +58,28 @@ class ProcessExecutor:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
+
+
+EXECUTORS = ("local", "ray")
+"""Executor names the CLI's ``--executor`` takes."""
+
+
+def executor_from_options(
+    name: str, *, workers: int = 0, ray_address: str | None = None, chunk: int = 1
+) -> Executor:
+    """The executor a command's ``--executor``, ``--workers``, ``--ray-address`` and ``--chunk``
+    name: ``local`` is worker processes (``workers`` 1: in this process), ``ray`` a Ray cluster
+    (imported only here, from the ``ray`` extra)."""
+    from scalewall.errors import SpecError
+
+    if name not in EXECUTORS:
+        raise SpecError("executor", name, " or ".join(EXECUTORS))
+    if workers < 0:
+        raise SpecError("workers", workers, "0 (one per core) or more")
+    if name == "ray":
+        from scalewall.sweep.ray_executor import RayExecutor
+
+        return RayExecutor(address=ray_address, chunk=chunk)
+    if ray_address is not None:
+        raise SpecError("ray-address", ray_address, "only with --executor ray")
+    return SerialExecutor() if workers == 1 else ProcessExecutor(max_workers=workers)

@@ -31,9 +31,15 @@ def default_results_dir() -> Path:
 
 @cache
 def code_fingerprint() -> str:
-    """A hash of the step model's and the search's source: a changed model invalidates rows."""
+    """A hash of the step model's, the search's and the goodput model's source: a changed
+    model invalidates rows."""
     digest = hashlib.sha256(__version__.encode())
-    for package in ("scalewall.perf", "scalewall.search", "scalewall.plan"):
+    for package in (
+        "scalewall.perf",
+        "scalewall.search",
+        "scalewall.plan",
+        "scalewall.reliability",
+    ):
         root = resources.files(package)
         for entry in sorted(root.iterdir(), key=lambda e: e.name):
             if entry.name.endswith(".py"):

@@ -4,7 +4,9 @@ At each size the full plan search runs again under the batch rule (a fixed globa
 that grows with the GPUs up to a cap). Each size's step time is split into the MFU share and named
 losses that add up to one: compute efficiency (achieved compute time minus the ideal time at
 peak), recomputation, exposed TP/CP/PP/DP communication, pipeline bubble, optimizer, stragglers
-and fixed overhead; goodput loss multiplies on top when asked.
+and fixed overhead. Goodput (on by default) multiplies on top: its loss, 1 - goodput, is split by
+cause into the interruption categories (hardware, software, network, infrastructure, user),
+checkpoint stalls and planned maintenance (``goodput_loss_fracs``).
 
 Scaling efficiency at size g is the per-GPU throughput over that of the smallest size with a
 plan. Marginal efficiency between sizes g0 < g1 is (T1 - T0) / (g1 - g0), the tokens/s each added
@@ -58,7 +60,8 @@ LOSS_PARTS = (
 )
 """Loss attribution columns (``loss_<part>_frac``): the step model's breakdown parts with compute
 replaced by its efficiency loss; ``hash_collision`` is the share of the communication parts that
-ECMP hash collisions add (``hash_collision_s``); ``goodput`` is NaN unless asked for."""
+ECMP hash collisions add (``hash_collision_s``); ``goodput`` is NaN when left out
+(``goodput=False``)."""
 COMM_KINDS = tuple(p for p in BREAKDOWN_PARTS if p.endswith("_comm"))
 
 
@@ -166,14 +169,17 @@ def comm_tiers(cluster: Cluster, plan: ParallelPlan) -> dict[str, str]:
     }
 
 
-def _goodput_frac(
+def _goodput(
     config: WallConfig, cluster: Cluster, plan: ParallelPlan, step_s: float, run_s: float
-) -> float:
-    from scalewall.reliability import goodput
+) -> tuple[float, dict[str, float]]:
+    """Goodput of the size's best plan over its time to train, and its loss by cause."""
     from scalewall.reliability.adapter import goodput_inputs
+    from scalewall.reliability.api import MAX_RUN_S, goodput
 
+    run_s = min(run_s, MAX_RUN_S)
     inputs = goodput_inputs(config.model, cluster, plan, run_s=run_s, step_s=min(step_s, run_s))
-    return goodput(inputs).goodput_frac
+    result = goodput(inputs)
+    return result.goodput_frac, result.loss_by_category
 
 
 def hash_collision_s(
@@ -234,8 +240,9 @@ def run_size(task: SizeTask) -> dict[str, Any]:
     losses["compute_efficiency"] = fracs["compute"] - best.mfu
     time_to_train_s = config.token_budget / best.tokens_per_s
     goodput_frac = math.nan
+    goodput_losses: dict[str, float] = {}
     if config.goodput:
-        goodput_frac = _goodput_frac(config, cluster, best.plan, step, time_to_train_s)
+        goodput_frac, goodput_losses = _goodput(config, cluster, best.plan, step, time_to_train_s)
     losses["goodput"] = 1.0 - goodput_frac
     tiers = comm_tiers(cluster, best.plan)
     by_tier: dict[str, float] = {t.name: 0.0 for t in cluster.tiers}
@@ -252,6 +259,7 @@ def run_size(task: SizeTask) -> dict[str, Any]:
         time_to_train_s=time_to_train_s,
         goodput_frac=goodput_frac,
         loss_fracs=losses,
+        goodput_loss_fracs=goodput_losses,
         comm_tier=tiers,
         comm_by_tier_s=by_tier,
         limiter=best.limiter,
@@ -431,7 +439,7 @@ def wall(
     efficiency: Efficiency | None = None,
     token_budget: float = DEFAULT_TOKEN_BUDGET,
     knee_threshold: float = DEFAULT_KNEE_THRESHOLD,
-    goodput: bool = False,
+    goodput: bool = True,
     executor: Executor | None = None,
     results_path: Path | str | None = None,
     reuse: bool = True,
@@ -443,7 +451,9 @@ def wall(
     16M tokens. ``max_global_batch`` (sequences) lets the batch grow with the GPUs up to a cap.
     Rows are appended to ``results_path`` (default: a file per argument set under
     ``store.default_results_dir()``) as they finish; with ``reuse`` a rerun takes finished rows
-    from it. ``on_row`` is called with each row as it is ready (for progress bars).
+    from it. ``on_row`` is called with each row as it is ready (for progress bars). ``goodput``
+    (default on) adds each size's goodput over its time to train (default failure rates and
+    storage) and its loss by cause; ``False`` leaves it out (NaN).
     """
     spec = model if isinstance(model, ModelSpec) else model_from_args(model)
     design = cluster_design(cluster, gpu)

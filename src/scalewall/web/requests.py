@@ -119,7 +119,7 @@ class WallRequest(Body):
     seq_len: Positive | None = None
     token_budget: Amount = 15e12
     knee_threshold: Annotated[float, Field(gt=0, lt=1)] = 0.5
-    goodput: bool = False
+    goodput: bool = True
     precision: Word = "bf16"
     stack: Word | None = None
 

@@ -124,7 +124,8 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     Qwen-MoE (``num_experts``, ``decoder_sparse_step``, ``mlp_only_layers``), DeepSeek-V2/V3
     (MLA ranks, ``n_routed_experts``) and multimodal configs' ``text_config``. The MLP has
     three matrices for the gated model types (:data:`GATED_MLP_TYPES`) and two for the others;
-    an unknown type is read by its activation.
+    an unknown type is read by its activation. Llama 4 (``interleave_moe_layer_step``) and
+    gpt-oss (``experts_per_token``) MoE keys too.
     """
     where = f"{name}"
     if not isinstance(cfg, dict):
@@ -210,10 +211,10 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         linear_bias=model_type in BIASED_LINEAR_TYPES,
         routed_experts=routed,
         shared_experts=shared,
-        top_k=num("num_experts_per_tok", "moe_topk", default=0),
+        top_k=num("num_experts_per_tok", "experts_per_token", "moe_topk", default=0),
         expert_ffn_hidden=expert_ffn,
         first_dense_layers=first_dense,
-        moe_layer_freq=num("decoder_sparse_step", "interleave_moe_layer_step", default=1) or 1,
+        moe_layer_freq=_moe_layer_freq(cfg, num) if routed else 1,
         q_lora_rank=num("q_lora_rank", default=0),
         kv_lora_rank=num("kv_lora_rank", default=0),
         qk_nope_head_dim=num("qk_nope_head_dim", default=0),
@@ -222,6 +223,16 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         mtp_layers=num("num_nextn_predict_layers", default=0),
         sliding_window=_sliding_window(cfg, layers, num("sliding_window", default=0)),
     )
+
+
+def _moe_layer_freq(cfg: dict[str, Any], num: Any) -> int:
+    """Every how many layers an MoE layer comes: Qwen-MoE ``decoder_sparse_step``, Llama 4
+    ``interleave_moe_layer_step``, DeepSeek ``moe_layer_freq`` (an integer there)."""
+    value = cfg.get("moe_layer_freq")
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    step: int = num("decoder_sparse_step", "interleave_moe_layer_step", default=1)
+    return max(step, 1)
 
 
 def _inline(text: str) -> ModelSpec:

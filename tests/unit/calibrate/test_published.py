@@ -140,12 +140,13 @@ def test_shipped_profile_is_reproduced_by_a_refit(shipped: Calibration) -> None:
 
 
 DIFFERS = {
-    "host_op_s": "fitted 5.186e-05 s (s.e. 1.0e-06) vs default 5.0e-05 s",
-    "overlap_compute_slowdown_frac": "fitted 0.191 (s.e. 0.051) vs default 0: the FSDP runs, "
+    "host_op_s": "fitted 5.169e-05 s (s.e. 9.9e-07) vs default 5.0e-05 s",
+    "overlap_compute_slowdown_frac": "fitted 0.147 (s.e. 0.049) vs default 0: the FSDP runs, "
     "whose collectives overlap the whole step, show the SM contention the others hide",
-    "training_clock_frac:h100-sxm-80gb": "fitted 0.813 (s.e. 0.0095) vs catalog 0.79",
-    "training_clock_frac:b200": "fitted 0.738 (s.e. 0.017) vs catalog 0.79",
-    "training_clock_frac:gb200": "fitted 0.753 (s.e. 0.022) vs catalog 0.79",
+    "training_clock_frac:gb200": "fitted 0.751 (s.e. 0.021) vs catalog 0.79",
+    "gemm_sustained_ratio": "fitted 0.919 (s.e. 0.008) vs default 0.91: the fitted value costs "
+    "0.3 points on four groups and lifts the searched GPT-3 175B optimum at 96 H100 past the "
+    "published 47% + 3 points",
 }
 """Shipped constants the fit puts more than one standard error from the value the step model
 uses today (``Efficiency()`` and the catalog clocks): the step model's defaults are to be

@@ -145,3 +145,34 @@ def test_constants_given_per_row_pair_with_their_rows() -> None:
     draws = dataclasses.replace(EFF, gemm_sustained_ratio=np.array([0.8, 0.9, 1.0]))
     out = step_model(model, cluster, batch, draws, Stack())
     assert out.step_time_s[0] > out.step_time_s[1] > out.step_time_s[2]
+
+
+def test_dropless_host_sync_exposes_the_issue_time_after_it() -> None:
+    """Qwen3-30B-A3B on 8 B200, EP 8, four sequences per micro-batch, attention and router in
+    CUDA graphs: the layer's GPU time covers its host time in total, but the routed experts
+    are issued slower than they run. With the dispatcher's host sync the GPU waits for their
+    issue, so the forward loses the post-sync issue time beyond the post-sync GPU time;
+    without the sync, or with capacity-padded buffers, nothing shows."""
+    from scalewall.perf.compute import Device
+    from scalewall.perf.layers import layer_times, post_sync_host_s
+
+    model = catalog.model("qwen3-30b-a3b")
+    cluster = resolve_cluster(gpu="b200", gpus=8)
+    plan = ParallelPlan(
+        tp=1, pp=1, dp=8, ep=8, micro_batch=4, global_batch=512, seq_len=4096, precision="mxfp8"
+    )
+    batch = PlanBatch.from_plans(model, [plan])
+    dev = Device.of(cluster.accelerator, batch.precision, EFF)
+    graphed = Stack(cuda_graphs="attention")
+    # 16 local experts: 40 - 16 + 2 x 16 = 56 operations after the sync.
+    assert float(post_sync_host_s(model, batch, EFF, graphed)[0]) == pytest.approx(
+        56 * EFF.host_op_s
+    )
+    synced = layer_times(model, cluster, batch, dev, EFF, graphed, True)
+    free = dataclasses.replace(graphed, moe_host_sync=False)
+    unsynced = layer_times(model, cluster, batch, dev, EFF, free, True)
+    assert float(unsynced.fwd_host[0]) == 0.0
+    assert float(synced.fwd_host[0]) > 0.0
+    assert np.array_equal(synced.bwd_host, unsynced.bwd_host)
+    padded = dataclasses.replace(graphed, moe_capacity_factor=1.0)
+    assert float(layer_times(model, cluster, batch, dev, EFF, padded, True).fwd_host[0]) == 0.0

@@ -17,6 +17,7 @@ from scalewall.reliability import (
     storage_tier,
     storage_tiers,
 )
+from scalewall.reliability.checkpoint import RESTART_PHASES
 
 
 def test_bloom_checkpoint_is_14_bytes_per_param() -> None:
@@ -28,17 +29,34 @@ def test_bloom_checkpoint_is_14_bytes_per_param() -> None:
     assert cost.total_bytes / 2**40 == pytest.approx(2.3, abs=0.07)
 
 
-def test_aggregate_bandwidth_is_shared() -> None:
-    """On a shared file system the write time stops falling once the aggregate cap binds."""
+def test_servers_bought_for_the_cluster_are_shared() -> None:
+    """On a shared file system the write time stops falling once the servers' bandwidth binds,
+    and a bigger cluster (more servers bought) writes faster."""
     tier = storage_tier("parallel-fs")
     times = []
     for gpus in (64, 8192, 65536):
-        layout = CheckpointLayout(params=405e9, gpus=gpus, gpus_per_node=8, tp=8, pp=8)
+        layout = CheckpointLayout(
+            params=405e9, gpus=gpus, gpus_per_node=8, tp=8, pp=8, cluster_gpus=65536
+        )
         times.append(checkpoint_cost(layout, tier).write_s)
-    # 405e9 * 14 B / 2e12 B/s + 1 s commit = 3.835 s once every node gets less than its port
-    assert times[1] == pytest.approx(405e9 * 14 / 2e12 + tier.commit_latency_s, rel=1e-12)
+    # 20,000 servers x 0.9333 GB/s = 18.67 TB/s, below 1,024 nodes x 50 GB/s ports
+    aggregate = tier.servers(65536) * tier.write_bytes_per_s_per_server
+    assert times[1] == pytest.approx(405e9 * 14 / aggregate + tier.commit_latency_s, rel=1e-12)
     assert times[2] == pytest.approx(times[1], rel=1e-12)
     assert times[0] > times[1]
+    small_cluster = CheckpointLayout(params=405e9, gpus=8192, gpus_per_node=8, tp=8, pp=8)
+    assert checkpoint_cost(small_cluster, tier).write_s > times[1]
+
+
+def test_object_store_shared_cap_binds_at_scale() -> None:
+    """The object store's request-rate cap makes a 12k-GPU job write slower than the parallel
+    file system bought for that cluster."""
+    layout = CheckpointLayout(params=175e9, gpus=12288, gpus_per_node=8, tp=8, pp=8)
+    obj = checkpoint_cost(layout, storage_tier("object-store")).write_s
+    pfs = checkpoint_cost(layout, storage_tier("parallel-fs")).write_s
+    assert obj > pfs
+    cap = storage_tier("object-store").write_bytes_per_s_aggregate
+    assert obj == pytest.approx(175e9 * 14 / cap + 0.2, rel=1e-12)
 
 
 def test_local_nvme_scales_with_nodes() -> None:
@@ -102,3 +120,32 @@ def test_bad_layout(kwargs: dict[str, float]) -> None:
 def test_negative_restart_phase() -> None:
     with pytest.raises(SpecError, match="detection_s"):
         RestartSpec(detection_s=-1.0)
+
+
+def test_restart_phases_add_up_and_grow_with_the_job() -> None:
+    spec = RestartSpec()
+    small = spec.phases(ranks=64, restore_s=10.0, nodes=8)
+    big = spec.phases(ranks=65536, restore_s=10.0, nodes=8192)
+    assert list(small) == list(RESTART_PHASES)
+    assert sum(small.values()) == spec.restart_s(ranks=64, restore_s=10.0, nodes=8)
+    for phase in ("draining", "process_start", "communicator_setup"):
+        assert big[phase] > small[phase], phase
+    # A fault that leaves the nodes healthy restarts in place: no rescheduling.
+    in_place = spec.phases(ranks=64, restore_s=10.0, nodes=8, new_node=False)
+    assert in_place["rescheduling"] == 0.0 < small["rescheduling"]
+
+
+def test_in_memory_checkpoints_load_from_peers() -> None:
+    """Peer-memory checkpoints skip the remote read: the state-load phase is the peers' copy."""
+    layout = CheckpointLayout(params=175e9, gpus=1024, gpus_per_node=8, tp=8, pp=8)
+    remote = checkpoint_cost(layout, storage_tier("parallel-fs")).restore_s
+    peers = checkpoint_cost(layout, storage_tier("peer-memory")).restore_s
+    assert peers < remote / 10
+
+
+def test_scaled_restart_scales_every_phase() -> None:
+    spec = RestartSpec()
+    half = spec.scaled(0.5).phases(ranks=1024, restore_s=0.0, nodes=128)
+    full = spec.phases(ranks=1024, restore_s=0.0, nodes=128)
+    for phase, seconds in full.items():
+        assert half[phase] == pytest.approx(seconds / 2), phase

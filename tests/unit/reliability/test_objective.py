@@ -70,10 +70,12 @@ def test_score_is_tokens_per_s_times_goodput_of_each_plan() -> None:
 
 
 def test_slow_checkpoint_storage_changes_the_best_plan() -> None:
-    """With node-local NVMe the fastest plan (pp 8, 4 writer nodes) stays best; at 50 MB/s per
+    """With node-local NVMe the fastest plan (pp 8, 4 writer nodes) stays best; at 25 MB/s per
     node its checkpoint takes twice as long as pp 16's (8 writer nodes), which then wins."""
     nvme = storage_tier("local-nvme")
-    slow = replace(nvme, id="slow", write_bytes_per_s_per_node=5e7, read_bytes_per_s_per_node=5e7)
+    slow = replace(
+        nvme, id="slow", write_bytes_per_s_per_node=2.5e7, read_bytes_per_s_per_node=2.5e7
+    )
     kw = {**BATCH, "space": REPLICA_WRITES, "top_k": 1}
     raw = search("llama3-70b", CLUSTER, **kw).top[0]
     fast = search("llama3-70b", CLUSTER, objective_name=GoodputTokensPerSecond(storage=nvme), **kw)

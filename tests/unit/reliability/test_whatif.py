@@ -14,6 +14,8 @@ from scalewall.reliability import (
     failure_rate_table,
     goodput,
     required_scale,
+    required_spares,
+    restart_table,
     spares_table,
 )
 
@@ -34,9 +36,28 @@ def test_more_bandwidth_more_goodput(llama3: Make) -> None:
 
 
 def test_spares_table(llama3: Make) -> None:
-    table = spares_table(llama3(), spares=(0, 16, 64))
-    assert len(table) == 4
+    """The grid, the count the repair queue requires, and a spare always at hand."""
+    inputs = llama3()
+    need = required_spares(inputs)
+    table = spares_table(inputs, spares=(0, 16, 64))
+    assert list(table["spare_nodes"].iloc[:-1]) == sorted({0, 16, 64, need})
     assert table["goodput_frac"].is_monotonic_increasing
+
+
+def test_required_spares_close_the_gap_to_unlimited(llama3: Make) -> None:
+    """With the required spares goodput is within a tenth of a point of a spare always at
+    hand; with half of them it is not."""
+    inputs = llama3()
+    need = required_spares(inputs)
+    ideal = goodput(inputs).goodput_frac
+    assert goodput(llama3(spare_nodes=need)).goodput_frac == pytest.approx(ideal, abs=1e-3)
+    assert goodput(llama3(spare_nodes=need // 2)).goodput_frac < ideal - 1e-3
+
+
+def test_faster_restarts_more_goodput(llama3: Make) -> None:
+    table = restart_table(llama3())
+    assert table["goodput_frac"].is_monotonic_increasing
+    assert table["restart_s"].is_monotonic_decreasing
 
 
 def test_required_rate_scale_reaches_target(llama3: Make) -> None:

@@ -12,6 +12,7 @@ from scalewall.errors import SpecError
 from scalewall.report import SCHEMA, Report
 from scalewall.report.advice import dominant_loss, growth_path, spares_needed
 from scalewall.report.content import advice_text, content, count_text, summary_lines
+from scalewall.report.figures import FIGURES
 from scalewall.report.html import render_html
 from scalewall.report.strings import EN, LANGUAGES, ZH, strings
 from scalewall.units import DAY_S
@@ -121,9 +122,9 @@ def test_summary_and_content_in_both_languages(small_report: Report) -> None:
 
 def test_html_is_self_contained_with_every_figure(small_report: Report) -> None:
     page = render_html(small_report, "en")
-    for fig in ("wall", "efficiency", "losses", "memory", "failures", "bom", "growth"):
+    for fig in FIGURES:
         assert f'id="fig-{fig}"' in page
-    assert page.count("Plotly.newPlot") == 7
+    assert page.count("Plotly.newPlot") == len(FIGURES)
     assert "<script src=" not in page.replace('<script src="data:', "")  # nothing fetched
     assert "plotly.js v" in page  # the library is inlined
 
@@ -132,7 +133,9 @@ def test_zh_page_has_no_english_section_titles(small_report: Report) -> None:
     page = render_html(small_report, "zh")
     text = re.sub(r"<script.*?</script>", "", page, flags=re.S)  # plotly.js has English words
     assert '<html lang="zh">' in text
-    for key in ("sec.compare", "sec.growth", "sec.failures", "dim.scale", "col.invest"):
+    keys = ("sec.compare", "sec.growth", "sec.failures", "dim.scale", "col.invest", "sec.verdict")
+    keys += ("sec.breakeven", "sec.stages", "stage.name.bringup", "stage.auto_yes", "dim.total")
+    for key in keys:
         assert (EN[key] in text, ZH[key] in text) == (False, True), key
 
 

@@ -22,6 +22,10 @@ from scalewall.validation.runs import (
 
 MIN_COVERED = 40
 """The space covers most published plans; fewer covered cases means the space shrank."""
+SEARCH_EVERY = 3
+"""Search one in this many distinct questions (in file order): the check is a property of the
+search (it must find what the space holds), and a third of the 95 questions keeps every group
+and file in it at a third of the time."""
 
 
 def _covered(case_plan: PlanBatch, space: PlanBatch) -> bool:
@@ -34,6 +38,7 @@ def _covered(case_plan: PlanBatch, space: PlanBatch) -> bool:
 def test_best_is_at_least_as_fast_as_every_published_plan() -> None:
     lines, covered = [], 0
     searched: dict[tuple[object, ...], Any] = {}
+    order: dict[tuple[object, ...], int] = {}
     # The published and frontier files: the scaling and FSDP series repeat one plan shape over
     # sizes, and searching them adds minutes for no new plan shape.
     for case in read_runs(default_runs_path()) + read_runs(frontier_runs_path()):
@@ -60,6 +65,10 @@ def test_best_is_at_least_as_fast_as_every_published_plan() -> None:
         shape = dataclasses.replace(case.model, id="", name="")
         key = (repr(shape), repr(sorted(case.hardware.items())), plan.global_batch, plan.seq_len)
         key += (plan.precision, repr(case.stack))
+        if key not in order:
+            order[key] = len(order)
+        if order[key] % SEARCH_EVERY:
+            continue
         if key not in searched:
             searched[key] = search(
                 case.model,

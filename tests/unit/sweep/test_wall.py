@@ -94,7 +94,11 @@ def test_rows_have_plans_and_losses_that_add_up(small_wall: tuple[WallResult, Pa
         losses = [v for k, v in row["loss_fracs"].items() if k != "goodput"]
         # MFU plus the named losses is the whole step.
         assert row["mfu"] + sum(losses) == pytest.approx(1.0, rel=1e-9)
-        assert math.isnan(row["goodput_frac"])
+        # Goodput is on by default; its loss splits by cause into 1 - goodput.
+        assert 0.0 < row["goodput_frac"] < 1.0
+        by_cause = row["goodput_loss_fracs"]
+        assert set(by_cause) >= {"hardware", "software", "network", "checkpoint", "planned"}
+        assert sum(by_cause.values()) == pytest.approx(1.0 - row["goodput_frac"], rel=1e-6)
         assert row["time_to_train_s"] == pytest.approx(15e12 / row["tokens_per_s"])
         assert set(row["comm_tier"]) == {
             "tp_comm",
@@ -165,20 +169,30 @@ def test_process_executor_gives_the_serial_rows(tmp_path: Path) -> None:
         assert a["plan"] == b["plan"] and a["tokens_per_s"] == b["tokens_per_s"]
 
 
-def test_goodput_slot_is_filled_when_asked(tmp_path: Path) -> None:
+def test_goodput_is_left_out_when_asked(tmp_path: Path) -> None:
     result = wall(
         "llama3-8b",
         gpu="h100-sxm-80gb",
         sizes=[64],
         global_batch=128,
         seq_len=4096,
-        goodput=True,
+        goodput=False,
         executor=SerialExecutor(),
         results_path=tmp_path / "g.jsonl",
     )
     row = result.rows[0]
-    assert 0.0 < row["goodput_frac"] <= 1.0
-    assert row["loss_fracs"]["goodput"] == pytest.approx(1.0 - row["goodput_frac"])
+    assert math.isnan(row["goodput_frac"]) and math.isnan(row["loss_fracs"]["goodput"])
+    assert row["goodput_loss_fracs"] == {}
+
+
+def test_goodput_loss_grows_with_size(small_wall: tuple[WallResult, Path]) -> None:
+    """More GPUs, more interruptions over the same tokens: the failure part of the loss grows."""
+    result, _ = small_wall
+    failures = [
+        sum(v for k, v in r["goodput_loss_fracs"].items() if k not in ("checkpoint", "planned"))
+        for r in result.rows
+    ]
+    assert failures == sorted(failures) and failures[-1] > failures[0]
 
 
 def test_a_size_with_no_plan_is_a_row_with_a_reason(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""A real ``scalewall serve`` on 127.0.0.1 (a free port), one per test module."""
+"""A real ``scalewall serve`` on 127.0.0.1 (a free port), one for the whole session."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ class Server:
             self.proc.wait()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     running = Server(tmp_path_factory.mktemp("serve") / "serve.sqlite3")
     yield running

@@ -87,7 +87,7 @@ def requests(draw: Any) -> tuple[str, dict[str, Any]]:
 
 def test_bad_bodies_get_a_4xx_line_never_a_500(server: Server) -> None:
     @settings(
-        max_examples=40,
+        max_examples=20,
         deadline=None,
         database=None,
         derandomize=not os.environ.get("SCALEWALL_FUZZ_RANDOM"),
