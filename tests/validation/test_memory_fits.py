@@ -2,7 +2,7 @@
 
 A run ran, so the model must admit it: with recompute and other fields left open, the plan the
 validator chooses (the fastest admissible candidate) is admissible, i.e. within
-``Efficiency.memory_fit_margin_frac`` over the accelerator's usable HBM. Cases whose source
+``Efficiency.memory.memory_fit_margin_frac`` over the accelerator's usable HBM. Cases whose source
 says the configuration did not fit (``published.fits == false``) are excluded.
 """
 
@@ -54,4 +54,4 @@ def test_deepseek_v3_published_plan_fits_strictly() -> None:
 
 def test_margin_is_the_documented_default() -> None:
     # The validator's admission band is the Efficiency field, not a number in the harness.
-    assert Efficiency().memory_fit_margin_frac == pytest.approx(0.05)
+    assert Efficiency().memory.memory_fit_margin_frac == pytest.approx(0.05)

@@ -1,6 +1,7 @@
 """The model constants calibration may fit: bounds, typical magnitudes, and how to apply them.
 
-Every fitted name is a field of :class:`scalewall.perf.assumptions.Efficiency`, except
+Every fitted name is a flat field name of :class:`scalewall.perf.assumptions.Efficiency`
+(``Efficiency.field_path`` says which group holds it), except
 ``training_clock_frac``, which belongs to the accelerator (``Accelerator.training_clock_frac``).
 The GEMM ceiling is ``gemm_max_frac x gemm_sustained_ratio x training_clock_frac`` and the fused
 attention rate ``attention_frac x training_clock_frac``, so the clock is only identifiable apart
@@ -127,7 +128,7 @@ def default_value(name: str, base: Efficiency, clock: float) -> float:
     or the catalog's for a ``training_clock_frac:<id>`` name)."""
     if name.startswith(CLOCK_PREFIX):
         return catalog.accelerator(name.removeprefix(CLOCK_PREFIX)).training_clock_frac
-    return clock if name == CLOCK else float(getattr(base, name))
+    return clock if name == CLOCK else float(base.value(name))
 
 
 def apply(
@@ -139,7 +140,7 @@ def apply(
     A ``training_clock_frac:<id>`` value applies only to a cluster of that accelerator.
     """
     fields = {k: v for k, v in values.items() if not is_clock(k)}
-    eff = dataclasses.replace(base, **fields)
+    eff = base.replace(**fields)
     if cluster is None:
         return eff, None
     clock = values.get(CLOCK, values.get(clock_name(cluster.accelerator.id)))

@@ -25,7 +25,6 @@ Format ``scalewall-calibration/1`` (documented in ``docs/calibration.md``)::
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import platform
@@ -231,7 +230,7 @@ def read_profile(path: str | Path) -> Calibration:
         raise ScalewallError(f"{p}: not a valid TOML calibration profile: {exc}") from None
     if data.get("format") != FORMAT:
         raise SpecError("format", data.get("format"), f"expected {FORMAT!r}", where=where)
-    eff_fields = {f.name for f in dataclasses.fields(Efficiency)}
+    eff_fields = set(Efficiency.field_names())
     values: dict[str, float] = {}
     for key, value in {**data.get("efficiency", {}), **data.get("accelerator_fit", {})}.items():
         if key not in eff_fields and not is_clock(key):

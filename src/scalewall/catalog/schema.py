@@ -315,7 +315,7 @@ class Stack:
     attention_kernel_frac: float = 0.0
     """Fraction of the BF16 peak the stack's fused attention reaches, forward and backward
     together, at the sustained clock. 0: the accelerator's catalog figure (FlashAttention-2
-    generation: 35% on H100) or ``Efficiency.flash_attention_frac``. Warp-specialised
+    generation: 35% on H100) or ``Efficiency.compute.flash_attention_frac``. Warp-specialised
     asynchronous kernels (FlashAttention-3, cuDNN 9 fused attention on Hopper and Blackwell)
     reach 75% forward and about 55% backward (Shah et al. 2024, arXiv 2407.08608, Sec. 4.1:
     740 TFLOP/s forward of 989; backward 1.5-1.75x FlashAttention-2's ~330); weighted by the

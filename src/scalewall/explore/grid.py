@@ -208,7 +208,7 @@ def settings_key(config: ExploreConfig) -> str:
         {
             "space": dataclasses.asdict(config.space),
             "stack": dataclasses.asdict(config.stack),
-            "efficiency": dataclasses.asdict(config.efficiency),
+            "efficiency": config.efficiency.flat(),
             "seq_len": config.seq_len,
             "token_budget": config.token_budget,
             "code": store.code_fingerprint(),

@@ -8,14 +8,20 @@ by ``scalewall.stack.resolve_stack``; it is re-exported here for the step model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from scalewall.catalog.schema import CUDA_GRAPH_SCOPES, Stack
+from scalewall.errors import SpecError
 
 
 @dataclass(frozen=True, kw_only=True)
-class Efficiency:
-    """Hardware-behaviour constants of the step model (one set for all cases)."""
+class ComputeEfficiency:
+    """GEMM and memory-bound kernel rates of ``perf/compute.py``: the tile/wave and short-K
+    model, launch cost, the sustained GEMM ceiling, HBM and fused-attention rates, FP8 GEMMs."""
 
     gemm_tile_m: int = 128
     """Output tile rows of a tensor-core GEMM kernel (CUTLASS/cuBLAS 128x256 or 256x128 tiles)."""
@@ -42,52 +48,33 @@ class Efficiency:
     stays at the earlier fit's 0.91, which the Korthikanti, SC'21, LLM Foundry and MegaScale
     groups prefer by 0.3 points and which keeps the searched GPT-3 175B optimum at 96 H100
     within 3 points of the published 47% MFU."""
-    unfused_attention_bytes_per_score: float = 6.0
-    """HBM bytes per attention score in the unfused forward chain without dropout: write QK^T
-    (2), fused scale-mask-softmax read and write (4)."""
-    attention_dropout_bytes_per_score: float = 5.0
-    """Extra bytes per score when attention dropout runs: read, write and a 1-byte mask."""
-    dropout_bytes_per_hidden: float = 20.0
-    """HBM bytes per hidden element per layer for the two hidden dropouts, forward (read 2,
-    write 2, mask 1) and backward (read grad 2, mask 1, write 2)."""
-    scale_up_bw_efficiency: float = 0.80
-    """Ring bus bandwidth over NVLink line rate: 8x A100 235/300 = 0.78, 8x H100 370/450 = 0.82
-    (nccl-tests all_reduce, 16 GiB)."""
-    scale_up_nvls_algbw_efficiency: float = 0.61
-    """All-reduce algorithm bandwidth with NVLink SHARP over line rate: 8x H100 275/450."""
-    scale_out_bw_efficiency: float = 0.92
-    """Ring bus bandwidth over NIC line rate: DGX A100 8x HDR 192/200 = 0.96, H100 NDR 46-48/50."""
-    collective_launch_s: float = 20e-6
-    """Fixed cost of one collective call (launch, protocol setup): small-message all-reduce on
-    8x H200 takes ~40 us at 32 KiB with NVLS, about 20-40 us without the bandwidth term."""
-    ring_step_latency_scale_up_s: float = 1.0e-6
-    """Latency of one ring step between GPUs of a scale-up domain."""
-    ring_step_latency_scale_out_s: float = 4.0e-6
-    """Latency of one ring step across the network, on top of the switch hops."""
-    optimizer_bytes_per_param: float = 32.0
-    """HBM traffic of one Adam step per parameter: read fp32 grad, master, m, v (16 B), write
-    master, m, v (12 B), write the low-precision copy (2-4 B)."""
-    memory_reserved_bytes: float = 3.0 * 2**30
-    """HBM not available to the model: CUDA context, NCCL buffers, allocator fragmentation."""
-    dp_overlap_efficiency: float = 1.0
-    """Fraction of the overlap window that hides data-parallel communication. Fitted to the
-    shipped runs' step times (``scalewall fit``: 0.98 +- 0.20)."""
-    pp_p2p_overlap_frac: float = 0.8
-    """Fraction of pipeline point-to-point time hidden when the stack overlaps it."""
-    pp_p2p_sync_s: float = 50e-6
-    """Handshake of one pipeline send/receive pair that no overlap hides (posting the
-    operations, waiting for the peer): paid per micro-batch, per virtual stage, per direction."""
-    ecmp_flows_per_path: float = 16.0
-    """Flows a collective spreads over each hashed path (NCCL channels x queue pairs; Meta's
-    enhanced ECMP hashes extra header fields to the same end, Llama 3 report Sec. 3.3.1).
-    With k flows per path over U paths the busiest path carries about
-    1 + sqrt(2 ln U / k) times the mean (Raab and Steger 1998, balls into bins, m >> n)."""
-    rank_jitter_cv: float = 0.01
-    """Coefficient of variation of one healthy rank's compute time per step. Synchronous
-    training waits for the slowest of N ranks: E[max] of N normals ~ sqrt(2 ln N) standard
-    deviations (Gumbel limit). The ByteDance straggler study (OSDI'25, arXiv 2505.05713) bounds
-    it: 10.4% of GPU-hours lost overall, most of it to persistent slow nodes and data skew that
-    healthy-rank jitter excludes; 1% gives 3-4% at 1K-16K ranks."""
+    fp8_gemm_ceiling_ratio: float = 1.0
+    """FP8 large-GEMM ceiling over the BF16 one, as fractions of each peak, on Hopper (and any
+    part without hardware microscaling); Blackwell: ``fp8_gemm_ceiling_ratio_blackwell``.
+    DeepGEMM reaches up to 1,550 of 1,979 TFLOP/s FP8 on H800 (deepseek-ai/DeepGEMM README,
+    2025-04-18 entry), 0.783 of peak with block-wise scaling promoted on CUDA cores, i.e. 0.98
+    of the BF16 ceiling's 0.803 (794.5 TFLOP/s, stas00/ml-engineering) and 1.03 with the
+    ``fp8_block_scaling_gemm_slowdown_frac`` loss restored; a cuBLASLt E4M3 8192^3 GEMM
+    measured on 16 H100-class GPUs gives 1,599-1,630 TFLOP/s (1.01; han.zhao/test_gpu_scripts
+    reports_cublaslt_fp8_crosscheck_20260524.md, which also shows PyTorch ``_scaled_mm`` at
+    1,170-1,180 on the same GPUs): 1.0. The mamf-finder FP8 figure in stas00/ml-engineering
+    (1,402.6 TFLOP/s, 0.88) sits below both kernel libraries."""
+    fp8_gemm_ceiling_ratio_blackwell: float = 0.98
+    """The same ratio on parts with hardware microscaling (Blackwell): the same table measures
+    B200 0.98 and GB200 0.99 (fifth-generation tensor cores run FP8 at the BF16 efficiency;
+    Hopper's FP8 WGMMA loses more to operand staging); the lower figure is taken."""
+    fp8_block_scaling_gemm_slowdown_frac: float = 0.05
+    """GEMM time lost to block-wise (1x128 / 128x128) scaling done in software on Hopper: the
+    partial sums are promoted to FP32 and rescaled on CUDA cores every 128 elements of K
+    (DeepSeek-V3 report Sec. 3.3.2; DeepGEMM overlaps most of it with the WGMMA pipeline).
+    MXFP8 on Blackwell applies its 32-element block scales inside the tensor core: no loss."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttentionEfficiency:
+    """The attention core of ``perf/attention.py``: the fused kernel's rate against the keys it
+    loops over, and the unfused chain's score traffic."""
+
     attention_half_tokens: float = 240.0
     """Key length at which a fused attention kernel runs at half its long-sequence rate: each
     (sequence, head, query tile) pays a fixed prologue and epilogue amortised over the loop
@@ -97,10 +84,47 @@ class Efficiency:
     16K: L_half = 240 fits all six within 1.5%. The accelerator's and the stack's attention
     fractions are the long-sequence rates; ring context parallelism runs the kernel on
     s / cp keys per step, which is where this matters."""
-    zero3_gathered_layers: float = 2.0
-    """Layers whose full (unsharded) parameters a ZeRO-3 / FSDP rank holds at once: the layer
-    it computes and the next one, gathered ahead (FSDP's default backward prefetch; DeepSpeed
-    ZeRO-3 prefetches by a parameter-count budget to the same end)."""
+    unfused_attention_bytes_per_score: float = 6.0
+    """HBM bytes per attention score in the unfused forward chain without dropout: write QK^T
+    (2), fused scale-mask-softmax read and write (4)."""
+    attention_dropout_bytes_per_score: float = 5.0
+    """Extra bytes per score when attention dropout runs: read, write and a 1-byte mask."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerEfficiency:
+    """One layer's element-wise traffic and overlap cost in ``perf/layers.py`` (also read by
+    ``perf/data_parallel.py`` for the gradient traffic it overlaps with the layers)."""
+
+    dropout_bytes_per_hidden: float = 20.0
+    """HBM bytes per hidden element per layer for the two hidden dropouts, forward (read 2,
+    write 2, mask 1) and backward (read grad 2, mask 1, write 2)."""
+    fp8_cast_bytes_per_element: float = 4.0
+    """HBM bytes to quantize one BF16 GEMM operand element to FP8: read 2, write 2, as the
+    fused cast writes a row-wise and a column-wise (transposed) FP8 copy: Hopper's FP8 GEMMs
+    take only the TN layout, and MXFP8's 32-element scales run along the contraction dimension,
+    so the weight-gradient GEMM needs its own quantization (Transformer Engine
+    ``cast_transpose`` / MXFP8 ``rowwise`` and ``columnwise`` usage). Paid on the
+    inputs of every FP8 linear forward (X) and backward (dY); weights are cast once per step
+    and cached across micro-batches (Transformer Engine ``is_first_microbatch``)."""
+    fp8_amax_bytes_per_element: float = 2.0
+    """Per-tensor scaling's extra pass over each cast tensor for its absolute maximum (current
+    scaling, or delayed scaling's amax history update): one more BF16 read. Block-wise and
+    MXFP8 scales are computed inside the cast kernel over 128- or 32-element blocks."""
+    overlap_compute_slowdown_frac: float = 0.0
+    """Compute time lost per second of communication hidden behind it: collective kernels
+    occupy SMs (NCCL uses up to 32 of 132 on H100) and share HBM bandwidth. The Megatron runs,
+    whose overlapped communication is short against their compute, show no measurable effect;
+    with the FSDP runs, whose collectives overlap the whole step, ``scalewall fit`` gives
+    0.15 +- 0.05 (``calibrate/data/defaults.toml``). The default stays 0 until the fitted
+    profile replaces the defaults as a whole."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostEfficiency:
+    """Host-bound kernel issue in ``perf/layers.py``: operations counted per block and the CPU
+    time to issue one."""
+
     host_op_s: float = 50e-6
     """CPU time to issue one counted GPU operation from an eager PyTorch training step (Python
     module code, the dispatcher, Transformer Engine's C++ front end and the CUDA launch). The
@@ -140,62 +164,57 @@ class Efficiency:
     host_ops_bwd_ratio: float = 2.0
     """Backward operations per forward operation (autograd runs a data-gradient and a
     weight-gradient kernel per linear, and the element-wise backward kernels)."""
-    fp8_gemm_ceiling_ratio: float = 1.0
-    """FP8 large-GEMM ceiling over the BF16 one, as fractions of each peak, on Hopper (and any
-    part without hardware microscaling); Blackwell: ``fp8_gemm_ceiling_ratio_blackwell``.
-    DeepGEMM reaches up to 1,550 of 1,979 TFLOP/s FP8 on H800 (deepseek-ai/DeepGEMM README,
-    2025-04-18 entry), 0.783 of peak with block-wise scaling promoted on CUDA cores, i.e. 0.98
-    of the BF16 ceiling's 0.803 (794.5 TFLOP/s, stas00/ml-engineering) and 1.03 with the
-    ``fp8_block_scaling_gemm_slowdown_frac`` loss restored; a cuBLASLt E4M3 8192^3 GEMM
-    measured on 16 H100-class GPUs gives 1,599-1,630 TFLOP/s (1.01; han.zhao/test_gpu_scripts
-    reports_cublaslt_fp8_crosscheck_20260524.md, which also shows PyTorch ``_scaled_mm`` at
-    1,170-1,180 on the same GPUs): 1.0. The mamf-finder FP8 figure in stas00/ml-engineering
-    (1,402.6 TFLOP/s, 0.88) sits below both kernel libraries."""
-    fp8_gemm_ceiling_ratio_blackwell: float = 0.98
-    """The same ratio on parts with hardware microscaling (Blackwell): the same table measures
-    B200 0.98 and GB200 0.99 (fifth-generation tensor cores run FP8 at the BF16 efficiency;
-    Hopper's FP8 WGMMA loses more to operand staging); the lower figure is taken."""
-    fp8_cast_bytes_per_element: float = 4.0
-    """HBM bytes to quantize one BF16 GEMM operand element to FP8: read 2, write 2, as the
-    fused cast writes a row-wise and a column-wise (transposed) FP8 copy: Hopper's FP8 GEMMs
-    take only the TN layout, and MXFP8's 32-element scales run along the contraction dimension,
-    so the weight-gradient GEMM needs its own quantization (Transformer Engine
-    ``cast_transpose`` / MXFP8 ``rowwise`` and ``columnwise`` usage). Paid on the
-    inputs of every FP8 linear forward (X) and backward (dY); weights are cast once per step
-    and cached across micro-batches (Transformer Engine ``is_first_microbatch``)."""
-    fp8_amax_bytes_per_element: float = 2.0
-    """Per-tensor scaling's extra pass over each cast tensor for its absolute maximum (current
-    scaling, or delayed scaling's amax history update): one more BF16 read. Block-wise and
-    MXFP8 scales are computed inside the cast kernel over 128- or 32-element blocks."""
-    fp8_block_scaling_gemm_slowdown_frac: float = 0.05
-    """GEMM time lost to block-wise (1x128 / 128x128) scaling done in software on Hopper: the
-    partial sums are promoted to FP32 and rescaled on CUDA cores every 128 elements of K
-    (DeepSeek-V3 report Sec. 3.3.2; DeepGEMM overlaps most of it with the WGMMA pipeline).
-    MXFP8 on Blackwell applies its 32-element block scales inside the tensor core: no loss."""
-    fp8_weight_copy_bytes: float = 2.0
-    """HBM bytes per parameter for the FP8 weight copies kept beside the BF16 weights: a
-    row-wise and a column-wise (transposed) FP8 copy, as the forward and the backward GEMMs
-    read the weight in different layouts (Transformer Engine on Hopper and MXFP8)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommEfficiency:
+    """Collective costs of ``perf/collectives.py``: bus-bandwidth factors, launch and ring-step
+    latencies, ECMP hashing, the MoE all-to-all."""
+
+    scale_up_bw_efficiency: float = 0.80
+    """Ring bus bandwidth over NVLink line rate: 8x A100 235/300 = 0.78, 8x H100 370/450 = 0.82
+    (nccl-tests all_reduce, 16 GiB)."""
+    scale_up_nvls_algbw_efficiency: float = 0.61
+    """All-reduce algorithm bandwidth with NVLink SHARP over line rate: 8x H100 275/450."""
+    scale_out_bw_efficiency: float = 0.92
+    """Ring bus bandwidth over NIC line rate: DGX A100 8x HDR 192/200 = 0.96, H100 NDR 46-48/50."""
+    collective_launch_s: float = 20e-6
+    """Fixed cost of one collective call (launch, protocol setup): small-message all-reduce on
+    8x H200 takes ~40 us at 32 KiB with NVLS, about 20-40 us without the bandwidth term."""
+    ring_step_latency_scale_up_s: float = 1.0e-6
+    """Latency of one ring step between GPUs of a scale-up domain."""
+    ring_step_latency_scale_out_s: float = 4.0e-6
+    """Latency of one ring step across the network, on top of the switch hops."""
+    ecmp_flows_per_path: float = 16.0
+    """Flows a collective spreads over each hashed path (NCCL channels x queue pairs; Meta's
+    enhanced ECMP hashes extra header fields to the same end, Llama 3 report Sec. 3.3.1).
+    With k flows per path over U paths the busiest path carries about
+    1 + sqrt(2 ln U / k) times the mean (Raab and Steger 1998, balls into bins, m >> n)."""
     expert_alltoall_bw_efficiency: float = 1.0
     """Achieved fraction of a tier's collective bandwidth for the MoE dispatch/combine
     all-to-all. DeepEP on H800 reaches 153-158 GB/s NVLink of the 160 GB/s the report measures
     and 43-58 GB/s RDMA per 50 GB/s NIC (deepseek-ai/DeepEP README), i.e. what the ring
     efficiencies above already give: 1.0."""
-    overlap_compute_slowdown_frac: float = 0.0
-    """Compute time lost per second of communication hidden behind it: collective kernels
-    occupy SMs (NCCL uses up to 32 of 132 on H100) and share HBM bandwidth. The Megatron runs,
-    whose overlapped communication is short against their compute, show no measurable effect;
-    with the FSDP runs, whose collectives overlap the whole step, ``scalewall fit`` gives
-    0.15 +- 0.05 (``calibrate/data/defaults.toml``). The default stays 0 until the fitted
-    profile replaces the defaults as a whole."""
-    memory_fit_margin_frac: float = 0.05
-    """Uncertainty of the memory model as a fraction of usable HBM: a plan whose predicted
-    memory lies within this of the limit, either way, is ``near_memory_limit``. The model's
-    parts are within 0.3-9.3% of Korthikanti et al. 2022's measured bars (Fig. 7/8, the
-    Korthikanti memory rows of the validation file; median 2.7%) and the allocator's
-    fragmentation varies by a few percent between runs, so 5% of the total is the band the
-    model cannot resolve: the validator admits plans up to this far over the limit (they ran),
-    the search marks plans this close below it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PipelineEfficiency:
+    """Pipeline point-to-point traffic of ``perf/pipeline.py``."""
+
+    pp_p2p_overlap_frac: float = 0.8
+    """Fraction of pipeline point-to-point time hidden when the stack overlaps it."""
+    pp_p2p_sync_s: float = 50e-6
+    """Handshake of one pipeline send/receive pair that no overlap hides (posting the
+    operations, waiting for the peer): paid per micro-batch, per virtual stage, per direction."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataParallelEfficiency:
+    """Data-parallel gradient traffic and per-step synchronisation of ``perf/data_parallel.py``."""
+
+    dp_overlap_efficiency: float = 1.0
+    """Fraction of the overlap window that hides data-parallel communication. Fitted to the
+    shipped runs' step times (``scalewall fit``: 0.98 +- 0.20)."""
     step_sync_allreduces: float = 3.0
     """Scalar all-reduces over every rank that each step waits for outside the overlapped
     gradient traffic: Megatron-LM's gradient-norm all-reduce for clipping
@@ -204,4 +223,136 @@ class Efficiency:
     Each is latency-bound, so its cost grows with log2 of the job size."""
 
 
-__all__ = ["CUDA_GRAPH_SCOPES", "Efficiency", "Stack"]
+@dataclass(frozen=True, kw_only=True)
+class MemoryEfficiency:
+    """The memory model of ``perf/memory.py`` and the fit margin ``perf/step.py``, the search and
+    the validator apply to it."""
+
+    memory_reserved_bytes: float = 3.0 * 2**30
+    """HBM not available to the model: CUDA context, NCCL buffers, allocator fragmentation."""
+    zero3_gathered_layers: float = 2.0
+    """Layers whose full (unsharded) parameters a ZeRO-3 / FSDP rank holds at once: the layer
+    it computes and the next one, gathered ahead (FSDP's default backward prefetch; DeepSpeed
+    ZeRO-3 prefetches by a parameter-count budget to the same end)."""
+    fp8_weight_copy_bytes: float = 2.0
+    """HBM bytes per parameter for the FP8 weight copies kept beside the BF16 weights: a
+    row-wise and a column-wise (transposed) FP8 copy, as the forward and the backward GEMMs
+    read the weight in different layouts (Transformer Engine on Hopper and MXFP8)."""
+    memory_fit_margin_frac: float = 0.05
+    """Uncertainty of the memory model as a fraction of usable HBM: a plan whose predicted
+    memory lies within this of the limit, either way, is ``near_memory_limit``. The model's
+    parts are within 0.3-9.3% of Korthikanti et al. 2022's measured bars (Fig. 7/8, the
+    Korthikanti memory rows of the validation file; median 2.7%) and the allocator's
+    fragmentation varies by a few percent between runs, so 5% of the total is the band the
+    model cannot resolve: the validator admits plans up to this far over the limit (they ran),
+    the search marks plans this close below it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepEfficiency:
+    """The step composition of ``perf/step.py``: the optimizer step and stragglers."""
+
+    optimizer_bytes_per_param: float = 32.0
+    """HBM traffic of one Adam step per parameter: read fp32 grad, master, m, v (16 B), write
+    master, m, v (12 B), write the low-precision copy (2-4 B)."""
+    rank_jitter_cv: float = 0.01
+    """Coefficient of variation of one healthy rank's compute time per step. Synchronous
+    training waits for the slowest of N ranks: E[max] of N normals ~ sqrt(2 ln N) standard
+    deviations (Gumbel limit). The ByteDance straggler study (OSDI'25, arXiv 2505.05713) bounds
+    it: 10.4% of GPU-hours lost overall, most of it to persistent slow nodes and data skew that
+    healthy-rank jitter excludes; 1% gives 3-4% at 1K-16K ranks."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Efficiency:
+    """Hardware-behaviour constants of the step model (one set for all cases), one sub-config
+    per ``perf/`` module: ``eff.compute.gemm_sustained_ratio``, ``eff.comm.collective_launch_s``.
+
+    Field names are unique across the groups, so files and calibration name them flat
+    (``gemm_sustained_ratio = 0.93`` in a profile's ``[efficiency]`` table):
+    ``Efficiency.field_path(name)`` says where a flat name lives, ``eff.value(name)`` reads it,
+    ``eff.replace(**flat)`` returns a copy with flat names put in (numpy arrays too: one entry
+    per calibration draw, broadcast by the step model) and ``eff.flat()`` lists them all.
+    """
+
+    compute: ComputeEfficiency = field(default_factory=ComputeEfficiency)
+    attention: AttentionEfficiency = field(default_factory=AttentionEfficiency)
+    layers: LayerEfficiency = field(default_factory=LayerEfficiency)
+    host: HostEfficiency = field(default_factory=HostEfficiency)
+    comm: CommEfficiency = field(default_factory=CommEfficiency)
+    pipeline: PipelineEfficiency = field(default_factory=PipelineEfficiency)
+    data_parallel: DataParallelEfficiency = field(default_factory=DataParallelEfficiency)
+    memory: MemoryEfficiency = field(default_factory=MemoryEfficiency)
+    step: StepEfficiency = field(default_factory=StepEfficiency)
+
+    @staticmethod
+    def field_names() -> tuple[str, ...]:
+        """Every flat field name, group by group."""
+        return tuple(_GROUP_OF)
+
+    @staticmethod
+    def field_path(name: str) -> tuple[str, str]:
+        """``(group, field)`` of the flat name ``name``: ``("compute", "gemm_sustained_ratio")``.
+
+        Raises ``SpecError`` naming the valid fields for a name that is none."""
+        try:
+            return _GROUP_OF[name], name
+        except KeyError:
+            raise SpecError(name, "?", f"an Efficiency field: {', '.join(_GROUP_OF)}") from None
+
+    def value(self, name: str) -> Any:
+        """The value of the flat field ``name``."""
+        group, attr = Efficiency.field_path(name)
+        return getattr(getattr(self, group), attr)
+
+    def replace(self, **flat: Any) -> Efficiency:
+        """A copy with the flat fields ``flat`` put in (values may be numpy arrays)."""
+        changes: dict[str, dict[str, Any]] = {}
+        for name, value in flat.items():
+            group, attr = Efficiency.field_path(name)
+            changes.setdefault(group, {})[attr] = value
+        groups = {g: dataclasses.replace(getattr(self, g), **c) for g, c in changes.items()}
+        return dataclasses.replace(self, **groups)
+
+    def has_arrays(self) -> bool:
+        """Whether a field holds an array (one value per plan row, as calibration's interval
+        draws pass them), so that the step model must evaluate the batch row by row."""
+        return any(
+            not isinstance(v, int | float) and np.ndim(v) > 0
+            for group in vars(self).values()
+            for v in vars(group).values()
+        )
+
+    def flat(self) -> dict[str, Any]:
+        """Every field by its flat name, group by group."""
+        return {name: self.value(name) for name in _GROUP_OF}
+
+
+def _group_of() -> dict[str, str]:
+    out: dict[str, str] = {}
+    defaults = Efficiency()
+    for group in dataclasses.fields(defaults):
+        for f in dataclasses.fields(getattr(defaults, group.name)):
+            assert f.name not in out, f"Efficiency field {f.name} is in two groups"
+            out[f.name] = group.name
+    return out
+
+
+_GROUP_OF = _group_of()
+"""Flat field name -> the ``Efficiency`` attribute of its group."""
+
+
+__all__ = [
+    "CUDA_GRAPH_SCOPES",
+    "AttentionEfficiency",
+    "CommEfficiency",
+    "ComputeEfficiency",
+    "DataParallelEfficiency",
+    "Efficiency",
+    "HostEfficiency",
+    "LayerEfficiency",
+    "MemoryEfficiency",
+    "PipelineEfficiency",
+    "Stack",
+    "StepEfficiency",
+]

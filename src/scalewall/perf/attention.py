@@ -61,7 +61,7 @@ def attention_times(
         keys = np.where((p.cp > 1) & (p.cp_mode == CP_MODE["ring"]), p.seq_len / p.cp, p.seq_len)
         if model.sliding_window:
             keys = np.minimum(keys, float(model.sliding_window))
-        rate = frac * keys / (keys + eff.attention_half_tokens)
+        rate = frac * keys / (keys + eff.attention.attention_half_tokens)
         forward = flop / (dev.peak_bf16_flop_per_s * rate)
         return forward, 2.5 * forward, np.zeros_like(forward)
     # Unfused (Megatron 2021-22): QK^T and AV as batched GEMMs over the full s x s square, then
@@ -74,8 +74,8 @@ def attention_times(
     qk = gemm_time_s(s, span, d_qk, dev, eff, batch=batch)
     av = gemm_time_s(s, d_v, span, dev, eff, batch=batch)
     scores = batch * s * span
-    per_score = eff.unfused_attention_bytes_per_score + (
-        eff.attention_dropout_bytes_per_score if model.dropout else 0.0
+    per_score = eff.attention.unfused_attention_bytes_per_score + (
+        eff.attention.attention_dropout_bytes_per_score if model.dropout else 0.0
     )
     elementwise = memory_bound_time_s(scores * per_score, dev, eff)
     forward = qk + av + elementwise

@@ -34,7 +34,7 @@ def hash_slowdown(tier: Tier, eff: Efficiency, share: FloatArray) -> FloatArray:
     paths' capacity carries it: ``max(1, s + sqrt(2 s ln U / k))``.
 
     ECMP hashes each flow onto one of U paths. With k flows filling one path at line rate
-    (``Efficiency.ecmp_flows_per_path``), traffic at a share s of the capacity puts s k flows
+    (``Efficiency.comm.ecmp_flows_per_path``), traffic at a share s of the capacity puts s k flows
     on a path on average and, balls into bins with m >> n, about s k + sqrt(2 s k ln U) on
     the busiest one (Raab and Steger 1998); a flow slows only where that exceeds the k flows
     the path carries at full rate. s = 1 (every byte crosses, 1:1 links) gives the busiest
@@ -42,7 +42,7 @@ def hash_slowdown(tier: Tier, eff: Efficiency, share: FloatArray) -> FloatArray:
     once loads the paths lightly and pays nothing."""
     if tier.hashed_paths <= 1:
         return np.ones_like(share)
-    spread = np.sqrt(2.0 * share * math.log(tier.hashed_paths) / eff.ecmp_flows_per_path)
+    spread = np.sqrt(2.0 * share * math.log(tier.hashed_paths) / eff.comm.ecmp_flows_per_path)
     result: FloatArray = np.maximum(share + spread, 1.0)
     return result
 
@@ -71,18 +71,22 @@ def _ring_bandwidth(tier: Tier, eff: Efficiency, slowdown: FloatArray) -> FloatA
     """Per-GPU ring bandwidth on one level: line rate x bus efficiency, network levels slowed
     by the ring's hash slowdown (``ring_hash_slowdown``)."""
     if tier.scale_up:
-        return np.full_like(slowdown, tier.bytes_per_s_per_gpu * eff.scale_up_bw_efficiency)
-    result: FloatArray = tier.bytes_per_s_per_gpu * eff.scale_out_bw_efficiency / slowdown
+        return np.full_like(slowdown, tier.bytes_per_s_per_gpu * eff.comm.scale_up_bw_efficiency)
+    result: FloatArray = tier.bytes_per_s_per_gpu * eff.comm.scale_out_bw_efficiency / slowdown
     return result
 
 
 def _bandwidth(tier: Tier, eff: Efficiency) -> float:
-    factor = eff.scale_up_bw_efficiency if tier.scale_up else eff.scale_out_bw_efficiency
+    factor = eff.comm.scale_up_bw_efficiency if tier.scale_up else eff.comm.scale_out_bw_efficiency
     return tier.bytes_per_s_per_gpu * factor / hash_imbalance(tier, eff)
 
 
 def _step_latency(tier: Tier, eff: Efficiency) -> float:
-    base = eff.ring_step_latency_scale_up_s if tier.scale_up else eff.ring_step_latency_scale_out_s
+    base = (
+        eff.comm.ring_step_latency_scale_up_s
+        if tier.scale_up
+        else eff.comm.ring_step_latency_scale_out_s
+    )
     return base + tier.hop_latency_s
 
 
@@ -109,7 +113,7 @@ def allreduce_time_s(
     in_network: bool = True,
 ) -> FloatArray:
     """Hierarchical all-reduce of ``message_bytes`` per rank over ``n`` ranks."""
-    total = np.where(n > 1, eff.collective_launch_s, 0.0)
+    total = np.where(n > 1, eff.comm.collective_launch_s, 0.0)
     shard = np.asarray(message_bytes, dtype=np.float64)
     factors = level_factors(cluster, n, stride)
     slowdown = ring_hash_slowdown(cluster, factors, eff)
@@ -121,7 +125,10 @@ def allreduce_time_s(
             tree = 2.0 * shard / bw + 2.0 * np.log2(np.maximum(f, 1.0)) * lat
             best = np.minimum(best, tree)
         if tier.scale_up and tier.in_network_reduction and in_network:
-            nvls = shard / (tier.bytes_per_s_per_gpu * eff.scale_up_nvls_algbw_efficiency) + 2 * lat
+            nvls = (
+                shard / (tier.bytes_per_s_per_gpu * eff.comm.scale_up_nvls_algbw_efficiency)
+                + 2 * lat
+            )
             best = np.minimum(best, nvls)
         total = total + np.where(f > 1.0, best, 0.0)
         shard = shard / f
@@ -142,7 +149,7 @@ def reduce_scatter_time_s(
     level t's ``f_t - 1`` hops repeat once per domain of that tier, ``n / members(t)`` times,
     so the latency grows with the group, where a hierarchical algorithm's would not: what
     ZeRO-3 / FSDP's per-layer collectives pay at scale."""
-    total = np.where(n > 1, eff.collective_launch_s, 0.0)
+    total = np.where(n > 1, eff.comm.collective_launch_s, 0.0)
     shard = np.asarray(message_bytes, dtype=np.float64)
     members = np.ones_like(n)
     factors = level_factors(cluster, n, stride)
@@ -167,7 +174,7 @@ def alltoall_time_s(
     The share bound for peers first reached at tier t crosses that tier's links; the tiers'
     links work at the same time, so the slowest tier sets the time.
     """
-    total = np.where(n > 1, eff.collective_launch_s, 0.0)
+    total = np.where(n > 1, eff.comm.collective_launch_s, 0.0)
     slowest = np.zeros_like(np.asarray(message_bytes, dtype=np.float64))
     below = np.ones_like(n)
     for tier, f in zip(cluster.tiers, level_factors(cluster, n, stride), strict=True):
@@ -214,7 +221,7 @@ def expert_alltoall_time_s(
     forwards them to their experts over the scale-up fabric, which carries those copies too.
     Tiers work at the same time: the slowest sets the time (as ``alltoall_time_s``).
     """
-    total = np.where(n > 1, eff.collective_launch_s, 0.0)
+    total = np.where(n > 1, eff.comm.collective_launch_s, 0.0)
     slowest = np.zeros_like(np.asarray(token_bytes, dtype=np.float64))
     below = np.ones_like(n)
     factors = level_factors(cluster, n, stride)
@@ -228,7 +235,7 @@ def expert_alltoall_time_s(
             crossing = copies * share + (copies * remote if max_domains > 0 else 0.0)
         else:
             crossing = network_copies * share
-        bandwidth = _bandwidth(tier, eff) * eff.expert_alltoall_bw_efficiency
+        bandwidth = _bandwidth(tier, eff) * eff.comm.expert_alltoall_bw_efficiency
         time = crossing * token_bytes / bandwidth + np.where(
             f > 1, (f - 1.0) * _step_latency(tier, eff), 0.0
         )

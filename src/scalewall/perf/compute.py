@@ -55,9 +55,13 @@ class Device:
         clock = acc.training_clock_frac
         has_fp8 = acc.peak_fp8_flop_per_s > 0
         hw_blocks = acc.peak_fp4_flop_per_s > 0
-        ratio = eff.fp8_gemm_ceiling_ratio_blackwell if hw_blocks else eff.fp8_gemm_ceiling_ratio
+        ratio = (
+            eff.compute.fp8_gemm_ceiling_ratio_blackwell
+            if hw_blocks
+            else eff.compute.fp8_gemm_ceiling_ratio
+        )
         fp8 = acc.peak_fp8_flop_per_s * ratio if has_fp8 else 0.0
-        block = fp8 * (1.0 - eff.fp8_block_scaling_gemm_slowdown_frac)
+        block = fp8 * (1.0 - eff.compute.fp8_block_scaling_gemm_slowdown_frac)
         by_precision = {
             "bf16": acc.peak_bf16_flop_per_s,
             "fp16": acc.peak_fp16_flop_per_s,
@@ -71,8 +75,8 @@ class Device:
             peak_flop_per_s=peaks[code.astype(np.intp)],
             precision_code=code,
             peak_bf16_flop_per_s=acc.peak_bf16_flop_per_s,
-            gemm_ceiling_frac=acc.gemm_max_frac * eff.gemm_sustained_ratio * clock,
-            attention_frac=(acc.attention_frac or eff.flash_attention_frac) * clock,
+            gemm_ceiling_frac=acc.gemm_max_frac * eff.compute.gemm_sustained_ratio * clock,
+            attention_frac=(acc.attention_frac or eff.compute.flash_attention_frac) * clock,
             clock_frac=clock,
             sm_count=acc.sm_count,
             hbm_bytes_per_s=acc.hbm_bytes_per_s,
@@ -102,7 +106,7 @@ def tile_utilization(m: FloatArray, n: FloatArray, dev: Device, eff: Efficiency)
     """Useful fraction of the SM-tile slots a GEMM occupies, best over the library's tiles."""
     extra = (1,) * np.ndim(m * n)
     scales = np.asarray(_TILES).reshape((len(_TILES), 2, *extra))
-    tm, tn = eff.gemm_tile_m * scales[:, 0], eff.gemm_tile_n * scales[:, 1]
+    tm, tn = eff.compute.gemm_tile_m * scales[:, 0], eff.compute.gemm_tile_n * scales[:, 1]
     tiles = np.ceil(m / tm) * np.ceil(n / tn)
     waves = np.ceil(tiles / dev.sm_count)
     best: FloatArray = ((m * n) / (waves * dev.sm_count * tm * tn)).max(axis=0)
@@ -123,12 +127,15 @@ def gemm_time_s(
     rows, cols, inner = (np.maximum(np.asarray(x, dtype=np.float64), 1.0) for x in (m, n, k))
     flop = 2.0 * rows * cols * inner * batch
     rate = (
-        dev.peak_flop_per_s * dev.gemm_ceiling_frac * inner / (inner + eff.gemm_k_half_efficiency)
+        dev.peak_flop_per_s
+        * dev.gemm_ceiling_frac
+        * inner
+        / (inner + eff.compute.gemm_k_half_efficiency)
     )
     compute = flop / (rate * tile_utilization(rows * batch, cols, dev, eff))
     traffic = (rows * inner + inner * cols + rows * cols) * bytes_per_element * batch
-    memory = traffic / (dev.hbm_bytes_per_s * eff.hbm_efficiency)
-    result: FloatArray = np.maximum(compute, memory) + eff.gemm_launch_s
+    memory = traffic / (dev.hbm_bytes_per_s * eff.compute.hbm_efficiency)
+    result: FloatArray = np.maximum(compute, memory) + eff.compute.gemm_launch_s
     return result
 
 
@@ -156,17 +163,20 @@ def grouped_gemm_time_s(
     rows, cols, inner = (np.maximum(np.asarray(x, dtype=np.float64), 1.0) for x in (m, n, k))
     flop = 2.0 * rows * cols * inner * groups
     rate = (
-        dev.peak_flop_per_s * dev.gemm_ceiling_frac * inner / (inner + eff.gemm_k_half_efficiency)
+        dev.peak_flop_per_s
+        * dev.gemm_ceiling_frac
+        * inner
+        / (inner + eff.compute.gemm_k_half_efficiency)
     )
     best = np.zeros_like(rows)
     for scale_m, scale_n in _TILES:
-        tm, tn = eff.gemm_tile_m * scale_m, eff.gemm_tile_n * scale_n
+        tm, tn = eff.compute.gemm_tile_m * scale_m, eff.compute.gemm_tile_n * scale_n
         tiles = groups * np.ceil(rows / tm) * np.ceil(cols / tn)
         waves = np.ceil(tiles / dev.sm_count)
         best = np.maximum(best, groups * rows * cols / (waves * dev.sm_count * tm * tn))
     traffic = (rows * inner + inner * cols + rows * cols) * dev.operand_bytes * groups
-    memory = traffic / (dev.hbm_bytes_per_s * eff.hbm_efficiency)
-    result: FloatArray = np.maximum(flop / (rate * best), memory) + eff.gemm_launch_s
+    memory = traffic / (dev.hbm_bytes_per_s * eff.compute.hbm_efficiency)
+    result: FloatArray = np.maximum(flop / (rate * best), memory) + eff.compute.gemm_launch_s
     return result
 
 
@@ -187,5 +197,5 @@ def grouped_linear_time_s(
 
 def memory_bound_time_s(bytes_moved: FloatArray, dev: Device, eff: Efficiency) -> FloatArray:
     """Streaming kernels (norms, activations, softmax, optimizer) at achieved HBM bandwidth."""
-    result: FloatArray = bytes_moved / (dev.hbm_bytes_per_s * eff.hbm_efficiency)
+    result: FloatArray = bytes_moved / (dev.hbm_bytes_per_s * eff.compute.hbm_efficiency)
     return result

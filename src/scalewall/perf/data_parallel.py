@@ -81,9 +81,11 @@ def dp_times(
     def exposed(comm: FloatArray, window: FloatArray, overlapped: bool) -> FloatArray:
         if not overlapped:
             return comm
-        late = schedule_exposed_s(comm, eff.dp_overlap_efficiency * window, p.pp, p.vpp)
+        late = schedule_exposed_s(
+            comm, eff.data_parallel.dp_overlap_efficiency * window, p.pp, p.vpp
+        )
         visible = np.maximum(comm / buckets, late)
-        return visible + eff.overlap_compute_slowdown_frac * (comm - visible)
+        return visible + eff.layers.overlap_compute_slowdown_frac * (comm - visible)
 
     grad_exposed = exposed(grad, windows[1], stack.overlap_grad_reduce)
     gather_exposed = np.where(
@@ -137,7 +139,7 @@ def fsdp_exposed_s(
     bwd = regather + scatter + layers * np.maximum(regather + scatter - k * b_layer, 0.0)
     total = layers * (gather + regather + scatter)
     hidden = np.maximum(total - fwd - bwd, 0.0)
-    result: FloatArray = fwd + bwd + eff.overlap_compute_slowdown_frac * hidden
+    result: FloatArray = fwd + bwd + eff.layers.overlap_compute_slowdown_frac * hidden
     return result
 
 
@@ -186,5 +188,5 @@ def step_sync_s(cluster: Cluster, eff: Efficiency, num_gpus: FloatArray) -> Floa
     the data-parallel group), each latency-bound, log2 n tree steps per tier."""
     one = np.ones_like(num_gpus)
     small = coll.allreduce_time_s(cluster, eff, num_gpus, one, 8.0 * one)
-    result: FloatArray = eff.step_sync_allreduces * small
+    result: FloatArray = eff.data_parallel.step_sync_allreduces * small
     return result

@@ -91,8 +91,8 @@ class LayerTimes:
 def cast_bytes(dev: Device, eff: Efficiency) -> FloatArray:
     """HBM bytes per element cast to FP8: the cast, plus per-tensor scaling's amax pass."""
     per_tensor = dev.precision_code == PRECISION["fp8"]
-    result: FloatArray = eff.fp8_cast_bytes_per_element + np.where(
-        per_tensor, eff.fp8_amax_bytes_per_element, 0.0
+    result: FloatArray = eff.layers.fp8_cast_bytes_per_element + np.where(
+        per_tensor, eff.layers.fp8_amax_bytes_per_element, 0.0
     )
     return result
 
@@ -129,7 +129,7 @@ def layer_times(
     attn_f, attn_b, attn_re = attention_times(model, p, dev, eff, stack)
     norm_tokens = np.where(p.sequence_parallel > 0, tokens / tp, tokens)
     per_hidden = stack.elementwise_bytes_per_hidden + (
-        eff.dropout_bytes_per_hidden if model.dropout else 0.0
+        eff.layers.dropout_bytes_per_hidden if model.dropout else 0.0
     )
     elem_bytes = (
         norm_tokens * hidden * per_hidden + tokens * up_width / tp * stack.elementwise_bytes_per_ffn
@@ -167,7 +167,7 @@ def layer_times(
     )
     tp_total = tp_total + etp_comm
     # The hidden share still costs compute: communication kernels take SMs and HBM bandwidth.
-    hidden_share = stack.tp_comm_overlap_frac * (1.0 - eff.overlap_compute_slowdown_frac)
+    hidden_share = stack.tp_comm_overlap_frac * (1.0 - eff.layers.overlap_compute_slowdown_frac)
     tp_fwd = tp_total * (1.0 - hidden_share)
     cp_fwd, cp_bwd = cp_times(model, cluster, p, eff, attn_f, attn_b)
     ep_fwd, ep_bwd, overhead, imbalance_comm = zero, zero, zero, zero
@@ -186,7 +186,7 @@ def layer_times(
         np.where(p.recompute == RECOMPUTE["selective"], attn_re, 0.0),
     )
     host_f = host_issue_s(model, p, eff, stack, moe_layer)
-    host_b = host_f * (eff.host_ops_bwd_ratio + np.where(full, 1.0, 0.0))
+    host_b = host_f * (eff.host.host_ops_bwd_ratio + np.where(full, 1.0, 0.0))
     gpu_f = fwd_compute + tp_fwd + cp_fwd + ep_fwd
     gpu_b = bwd_compute + tp_fwd + cp_bwd + ep_bwd + recompute
     exposed_f = np.maximum(host_f - gpu_f, 0.0)
@@ -225,21 +225,21 @@ def host_issue_s(
     one = np.ones_like(p.tp)
     if stack.cuda_graphs in ("layer", "full"):
         return 0.0 * one
-    attention = eff.host_ops_attention_fwd + (
-        eff.host_ops_mla_extra_fwd if model.kv_lora_rank else 0.0
+    attention = eff.host.host_ops_attention_fwd + (
+        eff.host.host_ops_mla_extra_fwd if model.kv_lora_rank else 0.0
     )
     if moe_layer:
-        ffn = eff.host_ops_moe_fwd + eff.host_ops_per_local_expert_fwd * (
+        ffn = eff.host.host_ops_moe_fwd + eff.host.host_ops_per_local_expert_fwd * (
             model.routed_experts / p.ep
         )
         if stack.cuda_graphs in ("router", "attention"):
-            ffn = ffn - eff.host_ops_router_fwd
+            ffn = ffn - eff.host.host_ops_router_fwd
         if model.shared_experts:
-            ffn = ffn + eff.host_ops_mlp_fwd
+            ffn = ffn + eff.host.host_ops_mlp_fwd
     else:
-        ffn = eff.host_ops_mlp_fwd * one
+        ffn = eff.host.host_ops_mlp_fwd * one
     ops = ffn if stack.cuda_graphs == "attention" else ffn + attention
-    result: FloatArray = ops * eff.host_op_s * one
+    result: FloatArray = ops * eff.host.host_op_s * one
     return result
 
 
@@ -252,11 +252,11 @@ def post_sync_host_s(model: ModelSpec, p: PlanBatch, eff: Efficiency, stack: Sta
     if stack.cuda_graphs in ("layer", "full"):
         return 0.0 * one
     ops = (
-        eff.host_ops_moe_fwd
-        - eff.host_ops_router_fwd
-        + eff.host_ops_per_local_expert_fwd * (model.routed_experts / p.ep)
+        eff.host.host_ops_moe_fwd
+        - eff.host.host_ops_router_fwd
+        + eff.host.host_ops_per_local_expert_fwd * (model.routed_experts / p.ep)
     )
-    result: FloatArray = ops * eff.host_op_s * one
+    result: FloatArray = ops * eff.host.host_op_s * one
     return result
 
 
@@ -328,10 +328,7 @@ def distinct_layer_times(
     layer split) and spread to every row. Constants given as arrays (one value per plan, as
     calibration's interval draws pass them) pair with the rows as they are, so such a batch is
     evaluated row by row."""
-    per_row = any(
-        not isinstance(v, int | float | str | bool) and np.ndim(v) > 0 for v in vars(eff).values()
-    )
-    if per_row or np.ndim(cluster.accelerator.training_clock_frac) > 0:
+    if eff.has_arrays() or np.ndim(cluster.accelerator.training_clock_frac) > 0:
         first = inverse = np.arange(p.tp.size, dtype=np.intp)
     else:
         first, inverse = distinct_rows(p, LAYER_FIELDS)

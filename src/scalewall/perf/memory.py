@@ -142,12 +142,12 @@ def weight_bytes_per_param(eff: Efficiency, stack: Stack, fp8: NDArray[np.bool_]
     """Bytes per parameter of the weights a rank keeps for its GEMMs (outside the optimizer).
 
     BF16 training weights (2), plus under FP8 a row-wise and a column-wise FP8 copy
-    (``Efficiency.fp8_weight_copy_bytes``). A recipe whose FP8 weights are the only model
+    (``Efficiency.memory.fp8_weight_copy_bytes``). A recipe whose FP8 weights are the only model
     weights (``Stack.fp8_primary_weights``: Megatron-Core ``--fp8-param-gather``, DeepSeek-V3's
     FP32 master weights cast straight to FP8) keeps no BF16 copy; its full-precision main
     weights are part of the optimizer state."""
     training = np.where(fp8 & stack.fp8_primary_weights, 0.0, WEIGHT_BYTES)
-    result: FloatArray = training + np.where(fp8, eff.fp8_weight_copy_bytes, 0.0)
+    result: FloatArray = training + np.where(fp8, eff.memory.fp8_weight_copy_bytes, 0.0)
     return result
 
 
@@ -209,7 +209,9 @@ def memory_model(
     tokens = p.micro_batch * p.seq_len / p.cp
     weight_bytes = weight_bytes_per_param(eff, stack, fp8)
     gathered = np.where(
-        p.zero >= 3, eff.zero3_gathered_layers * largest_layer_params(model, p) * weight_bytes, 0.0
+        p.zero >= 3,
+        eff.memory.zero3_gathered_layers * largest_layer_params(model, p) * weight_bytes,
+        0.0,
     )
 
     def sharded(per_param: Any, zero_stage: int, parts: tuple[FloatArray, FloatArray]) -> Any:
@@ -227,7 +229,7 @@ def memory_model(
             "gradients": sharded(stack.grad_reduce_bytes, 2, parts),
             "optimizer_state": sharded(stack.optimizer_state_bytes, 1, parts),
             "activations": rank_acts,
-            "reserved": np.full_like(tokens, eff.memory_reserved_bytes),
+            "reserved": np.full_like(tokens, eff.memory.memory_reserved_bytes),
         }
         total = sum(part.values(), np.zeros_like(tokens))
         if best is None:

@@ -54,9 +54,11 @@ def p2p_s(
     tokens = p.micro_batch * p.seq_len / p.cp
     message = tokens * model.hidden * ACT_BYTES / np.where(stack.scatter_gather_p2p, p.tp, 1.0)
     transfer = coll.p2p_time_s(cluster, eff, p.tp * p.cp * p.dp, message)
-    exposed = 1.0 - (eff.pp_p2p_overlap_frac if stack.overlap_p2p else 0.0)
+    exposed = 1.0 - (eff.pipeline.pp_p2p_overlap_frac if stack.overlap_p2p else 0.0)
     result: FloatArray = np.where(
-        p.pp > 1, micro_batches * 2.0 * p.vpp * (transfer * exposed + eff.pp_p2p_sync_s), 0.0
+        p.pp > 1,
+        micro_batches * 2.0 * p.vpp * (transfer * exposed + eff.pipeline.pp_p2p_sync_s),
+        0.0,
     )
     return result
 

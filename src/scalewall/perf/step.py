@@ -83,7 +83,7 @@ class StepArrays:
     memory_headroom_frac: FloatArray
     """1 - memory_total_bytes / usable HBM: negative where the plan is predicted not to fit."""
     near_memory_limit: NDArray[np.bool_]
-    """The headroom is within ``Efficiency.memory_fit_margin_frac`` of zero either way: the
+    """The headroom is within ``Efficiency.memory.memory_fit_margin_frac`` of zero either way: the
     memory model cannot tell whether the plan fits."""
 
 
@@ -144,7 +144,7 @@ def step_model(
         opt_params = opt_params + pick[1] / np.where(
             p.zero >= 1, p.tp * p.cp * p.dp / (p.ep * p.etp), 1.0
         )
-    optimizer = memory_bound_time_s(opt_params * eff.optimizer_bytes_per_param, dev, eff)
+    optimizer = memory_bound_time_s(opt_params * eff.step.optimizer_bytes_per_param, dev, eff)
     if stack.dualpipe:
         optimizer = 2.0 * optimizer
 
@@ -168,7 +168,7 @@ def step_model(
     num_gpus = p.tp * p.pp * p.dp * p.cp
     straggler = (
         (breakdown["compute"] + breakdown["recompute"])
-        * eff.rank_jitter_cv
+        * eff.step.rank_jitter_cv
         * (expected_max_normal(num_gpus))
     )
     breakdown.update(
@@ -212,7 +212,7 @@ def step_model(
         fits=total <= cluster.accelerator.hbm_capacity_bytes,
         breakdown_s=breakdown,
         memory_headroom_frac=headroom,
-        near_memory_limit=np.abs(headroom) <= eff.memory_fit_margin_frac,
+        near_memory_limit=np.abs(headroom) <= eff.memory.memory_fit_margin_frac,
     )
 
 

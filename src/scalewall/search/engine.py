@@ -82,7 +82,7 @@ class RankedPlan:
     hbm_bytes: float
     """Usable HBM the plan was fitted against (the driver's total, ``hbm_capacity_bytes``)."""
     near_memory_limit: bool
-    """Fits, but within ``Efficiency.memory_fit_margin_frac`` of the limit: the memory model
+    """Fits, but within ``Efficiency.memory.memory_fit_margin_frac`` of the limit: the memory model
     cannot promise it fits."""
     breakdown: dict[str, float]
     """Seconds per step by part; the parts add up to ``step_time_s``."""

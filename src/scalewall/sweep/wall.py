@@ -21,7 +21,7 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -191,7 +191,7 @@ def hash_collision_s(
     unbounded flows per path."""
     from scalewall.api import estimate
 
-    even = replace(config.efficiency, ecmp_flows_per_path=math.inf)
+    even = config.efficiency.replace(ecmp_flows_per_path=math.inf)
     clean = estimate(config.model, cluster, plan, stack=config.stack, efficiency=even).breakdown
     return {k: max(v - clean.get(k, v), 0.0) for k, v in breakdown.items() if k != "compute"}
 

@@ -181,7 +181,7 @@ class CasePrediction:
     row: dict[str, float]
     memory_gib: dict[str, float]
     fits: bool
-    """Predicted to fit, within ``Efficiency.memory_fit_margin_frac`` over the limit."""
+    """Predicted to fit, within ``Efficiency.memory.memory_fit_margin_frac`` over the limit."""
     near_memory_limit: bool
     """Within the margin of the limit either way (``StepArrays.near_memory_limit``)."""
     full_recompute_mfu: float
@@ -216,7 +216,7 @@ def predict_case(
     # for memory-only cases where none is), those within NEAR_BEST_FRAC of the fastest count
     # as equally good; of these a clear fit wins, then the simplest (fewest virtual stages,
     # then least memory), as practitioners avoid interleaving for no gain.
-    admissible = out.memory_headroom_frac >= -eff.memory_fit_margin_frac
+    admissible = out.memory_headroom_frac >= -eff.memory.memory_fit_margin_frac
     pool = admissible if admissible.any() else np.ones_like(admissible)
     speed = np.where(pool, out.tokens_per_s, -np.inf)
     near = speed >= speed.max() * (1.0 - NEAR_BEST_FRAC)

@@ -20,7 +20,7 @@ from scalewall.plan.plan import ParallelPlan
 from scalewall.probe import Machine, Measurements, Record, Versions
 
 H100 = catalog.accelerator("h100-sxm-80gb")
-TRUE = Efficiency(gemm_sustained_ratio=0.85, gemm_k_half_efficiency=150.0)
+TRUE = Efficiency().replace(gemm_sustained_ratio=0.85, gemm_k_half_efficiency=150.0)
 
 
 def gemm_file(noise: float, seed: int = 1) -> Measurements:
@@ -61,8 +61,8 @@ def test_gemm_fit_recovers_known_constants() -> None:
     for name in ("gemm_sustained_ratio", "gemm_k_half_efficiency"):
         value, se = result.values[name], result.standard_errors[name]
         # 2% noise on 18 points: the truth lies within 4 standard errors (and SE is small)
-        assert abs(value - getattr(TRUE, name)) < 4 * se + 1e-9
-        assert se < 0.2 * getattr(TRUE, name)
+        assert abs(value - TRUE.value(name)) < 4 * se + 1e-9
+        assert se < 0.2 * TRUE.value(name)
     assert result.residual_log_sd["gemm"] == pytest.approx(0.02, rel=0.6)
 
 
@@ -97,7 +97,7 @@ def test_profile_round_trip_and_interval(tmp_path: Path) -> None:
     back = read_profile(path)
     assert back.values == pytest.approx(cal.values)
     assert np.allclose(back.covariance, cal.covariance)
-    assert back.efficiency().gemm_sustained_ratio == pytest.approx(
+    assert back.efficiency().compute.gemm_sustained_ratio == pytest.approx(
         result.values["gemm_sustained_ratio"]
     )
     model = catalog.model("llama3-8b")

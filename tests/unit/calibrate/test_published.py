@@ -168,7 +168,7 @@ def test_shipped_profile_equals_the_model_defaults(shipped: Calibration, name: s
 
         default = catalog.accelerator(name.split(":", 1)[1]).training_clock_frac
     else:
-        default = float(getattr(Efficiency(), name))
+        default = float(Efficiency().value(name))
     # Within one standard error of the fit: the data cannot tell the two apart.
     assert abs(shipped.values[name] - default) <= shipped.standard_errors[name], (
         f"{name}: fitted {shipped.values[name]:.4g} (s.e. {shipped.standard_errors[name]:.2g}),"

@@ -49,7 +49,7 @@ def test_issue_time_counts_attention_moe_and_local_experts() -> None:
 
     def ops(scope: str) -> float:
         issue = host_issue_s(model, batch, EFF, Stack(cuda_graphs=scope), True)
-        return float(issue[0]) / EFF.host_op_s
+        return float(issue[0]) / EFF.host.host_op_s
 
     assert ops("none") == pytest.approx(152)
     assert ops("router") == pytest.approx(136)
@@ -61,7 +61,7 @@ def test_issue_time_counts_attention_moe_and_local_experts() -> None:
         model, [_plan(pp=4, dp=64, ep=64, first_stage_layers=15, last_stage_layers=14)]
     )
     assert float(host_issue_s(model, wide, EFF, Stack(), True)[0]) == pytest.approx(
-        96 * EFF.host_op_s
+        96 * EFF.host.host_op_s
     )
 
 
@@ -70,7 +70,7 @@ def test_host_time_shows_only_where_it_exceeds_the_gpu_time() -> None:
     bound and CUDA graphs of the whole iteration remove the loss; at the default per-operation
     time a large-batch dense layer on H100 keeps the GPU busier than the host."""
     cluster = resolve_cluster(gpu="b200", gpus=256)
-    slow = dataclasses.replace(EFF, host_op_s=1e-3)
+    slow = EFF.replace(host_op_s=1e-3)
     eager = estimate("deepseek-v3", cluster, _plan(), efficiency=slow)
     graphed = estimate(
         "deepseek-v3", cluster, _plan(), efficiency=slow, stack=Stack(cuda_graphs="full")
@@ -142,7 +142,7 @@ def test_constants_given_per_row_pair_with_their_rows() -> None:
     cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=8)
     plan = ParallelPlan(tp=1, pp=1, dp=8, micro_batch=1, global_batch=64, seq_len=8192)
     batch = PlanBatch.from_plans(model, [plan, plan, plan])
-    draws = dataclasses.replace(EFF, gemm_sustained_ratio=np.array([0.8, 0.9, 1.0]))
+    draws = EFF.replace(gemm_sustained_ratio=np.array([0.8, 0.9, 1.0]))
     out = step_model(model, cluster, batch, draws, Stack())
     assert out.step_time_s[0] > out.step_time_s[1] > out.step_time_s[2]
 
@@ -166,7 +166,7 @@ def test_dropless_host_sync_exposes_the_issue_time_after_it() -> None:
     graphed = Stack(cuda_graphs="attention")
     # 16 local experts: 40 - 16 + 2 x 16 = 56 operations after the sync.
     assert float(post_sync_host_s(model, batch, EFF, graphed)[0]) == pytest.approx(
-        56 * EFF.host_op_s
+        56 * EFF.host.host_op_s
     )
     synced = layer_times(model, cluster, batch, dev, EFF, graphed, True)
     free = dataclasses.replace(graphed, moe_host_sync=False)

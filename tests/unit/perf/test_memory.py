@@ -28,9 +28,9 @@ def test_headroom_and_near_limit_follow_the_margin(llama70b: ModelSpec, h100_102
     # Exact: headroom is defined from the total and the driver-reported capacity.
     assert out.memory_headroom_frac == pytest.approx(1.0 - out.memory_total_bytes / capacity)
     assert np.array_equal(out.fits, out.memory_headroom_frac >= 0.0)
-    wide = Efficiency(memory_fit_margin_frac=1.0)
+    wide = Efficiency().replace(memory_fit_margin_frac=1.0)
     assert step_model(llama70b, h100_1024, batch, wide, Stack()).near_memory_limit.all()
-    none = Efficiency(memory_fit_margin_frac=0.0)
+    none = Efficiency().replace(memory_fit_margin_frac=0.0)
     assert not step_model(llama70b, h100_1024, batch, none, Stack()).near_memory_limit.any()
 
 
@@ -42,5 +42,5 @@ def test_fp8_primary_weights_drop_the_bf16_copy(llama70b: ModelSpec, h100_1024: 
     lean = step_model(llama70b, h100_1024, batch, eff, fp8_only).memory_bytes["weights"]
     # Exact: BF16 (2 B) + two FP8 copies (2 B) against the two FP8 copies alone.
     assert lean == pytest.approx(
-        keep * eff.fp8_weight_copy_bytes / (2.0 + eff.fp8_weight_copy_bytes)
+        keep * eff.memory.fp8_weight_copy_bytes / (2.0 + eff.memory.fp8_weight_copy_bytes)
     )

@@ -74,11 +74,13 @@ def test_ring_latency_of_a_small_all_gather_grows_with_every_rank() -> None:
 
     def latency(n: int) -> float:
         cost = coll.allgather_time_s(_cluster(n), eff, np.array([float(n)]), one, tiny)
-        return float(cost[0]) - eff.collective_launch_s
+        return float(cost[0]) - eff.comm.collective_launch_s
 
     small, large = latency(128), latency(512)
     # 128 ranks on 16 nodes: 112 NVLink steps of ~1 us and 15 network steps of ~4.3 us.
-    steps_128 = 112 * eff.ring_step_latency_scale_up_s + 15 * eff.ring_step_latency_scale_out_s
+    steps_128 = (
+        112 * eff.comm.ring_step_latency_scale_up_s + 15 * eff.comm.ring_step_latency_scale_out_s
+    )
     assert small == pytest.approx(steps_128, rel=0.1)
     assert large / small == pytest.approx(4.0, rel=0.15)
 
@@ -120,7 +122,6 @@ def test_hybrid_sharding_keeps_per_layer_collectives_in_the_node() -> None:
 
 
 def test_keeping_parameters_after_forward_saves_the_backward_gather() -> None:
-    import dataclasses
 
     from scalewall.stack import preset
 
@@ -145,7 +146,7 @@ def test_hash_slowdown_is_the_busiest_path_at_full_share_and_nothing_when_light(
     assert spine.hashed_paths > 1
     full = float(coll.hash_slowdown(spine, eff, np.array([1.0]))[0])
     # Balls into bins at s = 1: 1 + sqrt(2 ln U / k) (Raab and Steger 1998).
-    expected = 1.0 + np.sqrt(2.0 * np.log(spine.hashed_paths) / eff.ecmp_flows_per_path)
+    expected = 1.0 + np.sqrt(2.0 * np.log(spine.hashed_paths) / eff.comm.ecmp_flows_per_path)
     assert full == pytest.approx(expected, rel=1e-12)
     light = float(coll.hash_slowdown(spine, eff, np.array([1.0 / 32.0]))[0])
     assert light == 1.0
@@ -158,7 +159,7 @@ def test_a_ring_with_one_rank_per_leaf_pays_the_collision_on_its_whole_message()
     n, big = np.array([8.0]), np.array([1e9])
     stride = np.array([256.0])  # one rank per leaf, all under one spine
     hashed = coll.allreduce_time_s(cluster, eff, n, stride, big)[0]
-    adaptive = dataclasses.replace(eff, ecmp_flows_per_path=1e30)
+    adaptive = eff.replace(ecmp_flows_per_path=1e30)
     clean = coll.allreduce_time_s(cluster, adaptive, n, stride, big)[0]
     spine = cluster.tiers[2]
     slowdown = float(coll.hash_slowdown(spine, eff, np.array([1.0]))[0])
@@ -169,7 +170,7 @@ def test_a_ring_with_one_rank_per_leaf_pays_the_collision_on_its_whole_message()
 def test_a_ring_that_stays_mostly_in_its_leaf_pays_no_collision() -> None:
     eff, cluster = Efficiency(), _hashed_cluster()
     n, big, stride = np.array([192.0]), np.array([1e9]), np.array([8.0])  # 32 ranks per leaf
-    adaptive = dataclasses.replace(eff, ecmp_flows_per_path=1e30)
+    adaptive = eff.replace(ecmp_flows_per_path=1e30)
     hashed = coll.allreduce_time_s(cluster, eff, n, stride, big)[0]
     clean = coll.allreduce_time_s(cluster, adaptive, n, stride, big)[0]
     assert hashed == pytest.approx(clean, rel=1e-12)
