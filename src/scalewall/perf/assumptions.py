@@ -24,50 +24,58 @@ class ComputeEfficiency:
     model, launch cost, the sustained GEMM ceiling, HBM and fused-attention rates, FP8 GEMMs."""
 
     gemm_tile_m: int = 128
-    """Output tile rows of a tensor-core GEMM kernel (CUTLASS/cuBLAS 128x256 or 256x128 tiles)."""
+    """Output tile rows of a tensor-core GEMM kernel (CUTLASS/cuBLAS 128x256 or 256x128 tiles). Set
+    by: the kernel libraries' tile shapes, not fitted."""
     gemm_tile_n: int = 256
-    """Output tile columns; tiles are spread over SMs in waves, a partial last wave idles SMs."""
+    """Output tile columns; tiles are spread over SMs in waves, a partial last wave idles SMs. Set
+    by: the kernel libraries' tile shapes, not fitted."""
     gemm_k_half_efficiency: float = 64.0
     """Inner dimension at which a GEMM's main loop reaches half its asymptotic rate: prologue and
     epilogue (loading the first K-slices, writing C) are amortised over K, so efficiency scales
-    as K / (K + k_half)."""
+    as K / (K + k_half). Set by: GEMM shape-sweep microbenchmarks (``scalewall probe`` GEMM
+    records; ``scalewall calibrate`` fits it to a user's)."""
     gemm_launch_s: float = 4e-6
-    """Fixed cost per GEMM kernel (launch and tail), seconds."""
+    """Fixed cost per GEMM kernel (launch and tail), seconds. Set by: small-shape GEMM
+    microbenchmarks (``scalewall calibrate`` fits it to a user's)."""
     hbm_efficiency: float = 0.80
     """Achieved fraction of HBM bandwidth for streaming element-wise kernels (STREAM-like copies
-    reach 80-90% on A100/H100)."""
+    reach 80-90% on A100/H100). Set by: STREAM-like copy microbenchmarks (``scalewall probe`` hbm
+    records)."""
     flash_attention_frac: float = 0.50
     """Fraction of the dense tensor peak reached by fused (flash) attention, forward and backward
-    together (FlashAttention-2 reports 50-73% of peak forward and lower backward on A100;
-    Dao 2023)."""
+    together (FlashAttention-2 reports 50-73% of peak forward and lower backward on A100; Dao
+    2023). Set by: the FlashAttention-2 paper's kernel benchmarks (``scalewall probe`` attention
+    records)."""
     gemm_sustained_ratio: float = 0.91
     """GEMM rate inside a training step over the accelerator's best-shape microbenchmark ceiling
     (``gemm_max_frac``): library heuristics on arbitrary shapes, clocks settling at the power
-    limit over a whole step. Fitted to the shipped runs' step times with the A100 clock as the
-    reference (``scalewall fit``: 0.919 +- 0.008, ``calibrate/data/defaults.toml``); the default
-    stays at the earlier fit's 0.91, which the Korthikanti, SC'21, LLM Foundry and MegaScale
-    groups prefer by 0.3 points and which keeps the searched GPT-3 175B optimum at 96 H100
-    within 3 points of the published 47% MFU."""
+    limit over a whole step. Fitted: ``scalewall fit`` over the shipped runs files
+    (``calibrate/data/defaults.toml``): every group informs it (every step is mostly GEMMs), with
+    the A100 clock as the reference (``training_clock_frac`` 1); 0.919 +- 0.008 there, the
+    default 0.91."""
     fp8_gemm_ceiling_ratio: float = 1.0
-    """FP8 large-GEMM ceiling over the BF16 one, as fractions of each peak, on Hopper (and any
-    part without hardware microscaling); Blackwell: ``fp8_gemm_ceiling_ratio_blackwell``.
-    DeepGEMM reaches up to 1,550 of 1,979 TFLOP/s FP8 on H800 (deepseek-ai/DeepGEMM README,
-    2025-04-18 entry), 0.783 of peak with block-wise scaling promoted on CUDA cores, i.e. 0.98
-    of the BF16 ceiling's 0.803 (794.5 TFLOP/s, stas00/ml-engineering) and 1.03 with the
-    ``fp8_block_scaling_gemm_slowdown_frac`` loss restored; a cuBLASLt E4M3 8192^3 GEMM
-    measured on 16 H100-class GPUs gives 1,599-1,630 TFLOP/s (1.01; han.zhao/test_gpu_scripts
+    """FP8 large-GEMM ceiling over the BF16 one, as fractions of each peak, on Hopper (and any part
+    without hardware microscaling); Blackwell: ``fp8_gemm_ceiling_ratio_blackwell``. DeepGEMM
+    reaches up to 1,550 of 1,979 TFLOP/s FP8 on H800 (deepseek-ai/DeepGEMM README, 2025-04-18
+    entry), 0.783 of peak with block-wise scaling promoted on CUDA cores, i.e. 0.98 of the BF16
+    ceiling's 0.803 (794.5 TFLOP/s, stas00/ml-engineering) and 1.03 with the
+    ``fp8_block_scaling_gemm_slowdown_frac`` loss restored; a cuBLASLt E4M3 8192^3 GEMM measured
+    on 16 H100-class GPUs gives 1,599-1,630 TFLOP/s (1.01; han.zhao/test_gpu_scripts
     reports_cublaslt_fp8_crosscheck_20260524.md, which also shows PyTorch ``_scaled_mm`` at
     1,170-1,180 on the same GPUs): 1.0. The mamf-finder FP8 figure in stas00/ml-engineering
-    (1,402.6 TFLOP/s, 0.88) sits below both kernel libraries."""
+    (1,402.6 TFLOP/s, 0.88) sits below both kernel libraries. Set by: the FP8 GEMM
+    microbenchmarks above."""
     fp8_gemm_ceiling_ratio_blackwell: float = 0.98
-    """The same ratio on parts with hardware microscaling (Blackwell): the same table measures
-    B200 0.98 and GB200 0.99 (fifth-generation tensor cores run FP8 at the BF16 efficiency;
-    Hopper's FP8 WGMMA loses more to operand staging); the lower figure is taken."""
+    """The same ratio on parts with hardware microscaling (Blackwell): the same table measures B200
+    0.98 and GB200 0.99 (fifth-generation tensor cores run FP8 at the BF16 efficiency; Hopper's
+    FP8 WGMMA loses more to operand staging); the lower figure is taken. Set by: the same FP8
+    GEMM microbenchmarks."""
     fp8_block_scaling_gemm_slowdown_frac: float = 0.05
     """GEMM time lost to block-wise (1x128 / 128x128) scaling done in software on Hopper: the
     partial sums are promoted to FP32 and rescaled on CUDA cores every 128 elements of K
-    (DeepSeek-V3 report Sec. 3.3.2; DeepGEMM overlaps most of it with the WGMMA pipeline).
-    MXFP8 on Blackwell applies its 32-element block scales inside the tensor core: no loss."""
+    (DeepSeek-V3 report Sec. 3.3.2; DeepGEMM overlaps most of it with the WGMMA pipeline). MXFP8
+    on Blackwell applies its 32-element block scales inside the tensor core: no loss. Set by: the
+    DeepSeek-V3 report's description of the promotion, not fitted."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,18 +85,19 @@ class AttentionEfficiency:
 
     attention_half_tokens: float = 240.0
     """Key length at which a fused attention kernel runs at half its long-sequence rate: each
-    (sequence, head, query tile) pays a fixed prologue and epilogue amortised over the loop
-    over keys, so the rate scales as L / (L + L_half). FlashAttention-3 forward on H100 with
-    16K tokens per batch and head dim 128 (pytorch/benchmark commit ff65cb6, 2024) reaches
-    430.3, 517.1, 565.5, 590.2, 614.2 and 620.7 TFLOP/s at sequence 512, 1K, 2K, 4K, 8K and
-    16K: L_half = 240 fits all six within 1.5%. The accelerator's and the stack's attention
-    fractions are the long-sequence rates; ring context parallelism runs the kernel on
-    s / cp keys per step, which is where this matters."""
+    (sequence, head, query tile) pays a fixed prologue and epilogue amortised over the loop over
+    keys, so the rate scales as L / (L + L_half). FlashAttention-3 forward on H100 with 16K
+    tokens per batch and head dim 128 (pytorch/benchmark commit ff65cb6, 2024) reaches 430.3,
+    517.1, 565.5, 590.2, 614.2 and 620.7 TFLOP/s at sequence 512, 1K, 2K, 4K, 8K and 16K: L_half
+    = 240 fits all six within 1.5%. The accelerator's and the stack's attention fractions are the
+    long-sequence rates; ring context parallelism runs the kernel on s / cp keys per step, which
+    is where this matters. Set by: the FlashAttention-3 benchmark above."""
     unfused_attention_bytes_per_score: float = 6.0
-    """HBM bytes per attention score in the unfused forward chain without dropout: write QK^T
-    (2), fused scale-mask-softmax read and write (4)."""
+    """HBM bytes per attention score in the unfused forward chain without dropout: write QK^T (2),
+    fused scale-mask-softmax read and write (4). Set by: counting the kernels' reads and writes."""
     attention_dropout_bytes_per_score: float = 5.0
-    """Extra bytes per score when attention dropout runs: read, write and a 1-byte mask."""
+    """Extra bytes per score when attention dropout runs: read, write and a 1-byte mask. Set by:
+    counting the kernels' reads and writes."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,27 +106,31 @@ class LayerEfficiency:
     ``perf/data_parallel.py`` for the gradient traffic it overlaps with the layers)."""
 
     dropout_bytes_per_hidden: float = 20.0
-    """HBM bytes per hidden element per layer for the two hidden dropouts, forward (read 2,
-    write 2, mask 1) and backward (read grad 2, mask 1, write 2)."""
+    """HBM bytes per hidden element per layer for the two hidden dropouts, forward (read 2, write 2,
+    mask 1) and backward (read grad 2, mask 1, write 2). Set by: counting the kernels' reads and
+    writes."""
     fp8_cast_bytes_per_element: float = 4.0
-    """HBM bytes to quantize one BF16 GEMM operand element to FP8: read 2, write 2, as the
-    fused cast writes a row-wise and a column-wise (transposed) FP8 copy: Hopper's FP8 GEMMs
-    take only the TN layout, and MXFP8's 32-element scales run along the contraction dimension,
-    so the weight-gradient GEMM needs its own quantization (Transformer Engine
-    ``cast_transpose`` / MXFP8 ``rowwise`` and ``columnwise`` usage). Paid on the
-    inputs of every FP8 linear forward (X) and backward (dY); weights are cast once per step
-    and cached across micro-batches (Transformer Engine ``is_first_microbatch``)."""
+    """HBM bytes to quantize one BF16 GEMM operand element to FP8: read 2, write 2, as the fused
+    cast writes a row-wise and a column-wise (transposed) FP8 copy: Hopper's FP8 GEMMs take only
+    the TN layout, and MXFP8's 32-element scales run along the contraction dimension, so the
+    weight-gradient GEMM needs its own quantization (Transformer Engine ``cast_transpose`` /
+    MXFP8 ``rowwise`` and ``columnwise`` usage). Paid on the inputs of every FP8 linear forward
+    (X) and backward (dY); weights are cast once per step and cached across micro-batches
+    (Transformer Engine ``is_first_microbatch``). Set by: counting Transformer Engine's cast
+    kernels' reads and writes."""
     fp8_amax_bytes_per_element: float = 2.0
     """Per-tensor scaling's extra pass over each cast tensor for its absolute maximum (current
-    scaling, or delayed scaling's amax history update): one more BF16 read. Block-wise and
-    MXFP8 scales are computed inside the cast kernel over 128- or 32-element blocks."""
+    scaling, or delayed scaling's amax history update): one more BF16 read. Block-wise and MXFP8
+    scales are computed inside the cast kernel over 128- or 32-element blocks. Set by: counting
+    the amax pass's reads."""
     overlap_compute_slowdown_frac: float = 0.0
-    """Compute time lost per second of communication hidden behind it: collective kernels
-    occupy SMs (NCCL uses up to 32 of 132 on H100) and share HBM bandwidth. The Megatron runs,
-    whose overlapped communication is short against their compute, show no measurable effect;
-    with the FSDP runs, whose collectives overlap the whole step, ``scalewall fit`` gives
-    0.15 +- 0.05 (``calibrate/data/defaults.toml``). The default stays 0 until the fitted
-    profile replaces the defaults as a whole."""
+    """Compute time lost per second of communication hidden behind it: collective kernels occupy SMs
+    (NCCL uses up to 32 of 132 on H100) and share HBM bandwidth. Fitted: ``scalewall fit`` over
+    the shipped runs files (``calibrate/data/defaults.toml``): informed by the runs whose
+    overlapped communication is long against their compute (LLM Foundry's FSDP table, whose
+    collectives overlap the whole step); the Megatron runs, whose overlapped communication is
+    short, hardly constrain it. 0.15 +- 0.05 there; the default is 0, the value without the
+    fitted profile."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,42 +141,48 @@ class HostEfficiency:
     host_op_s: float = 50e-6
     """CPU time to issue one counted GPU operation from an eager PyTorch training step (Python
     module code, the dispatcher, Transformer Engine's C++ front end and the CUDA launch). The
-    host enqueues work ahead of the GPU, so a layer takes the longer of its GPU time and the
-    time to issue its operations: host time only shows where the per-operation GPU work is
-    small (small micro-batches, wide tensor parallelism, many experts per GPU). CUDA graphs
-    replay captured operations with one launch (``Stack.cuda_graphs``). The operation counts
-    below are a coarse tally of the main kernels, so this is the host time per counted
-    operation including the small ones around it. Fitted to published step times of runs
-    without CUDA graphs whose layers are short (MoE layers with many local experts, one
-    sequence per micro-batch); an eager step's per-operation host cost is tens of
-    microseconds."""
+    host enqueues work ahead of the GPU, so a layer takes the longer of its GPU time and the time
+    to issue its operations: host time only shows where the per-operation GPU work is small
+    (small micro-batches, wide tensor parallelism, many experts per GPU). CUDA graphs replay
+    captured operations with one launch (``Stack.cuda_graphs``). The operation counts below are a
+    coarse tally of the main kernels, so this is the host time per counted operation including
+    the small ones around it; an eager step's per-operation host cost is tens of microseconds.
+    Fitted: ``scalewall fit`` over the shipped runs files (``calibrate/data/defaults.toml``):
+    informed by the runs without CUDA graphs whose layers are short (the frontier file's MoE runs
+    with many local experts, one sequence per micro-batch); 5.2e-5 +- 1.0e-6 s there, the default
+    5e-5 s."""
     host_ops_attention_fwd: float = 24.0
-    """Operations the host issues for one attention block forward: norm, the QKV projection
-    and its FP8 casts, rotary embedding, the attention kernel, the output projection, the
-    residual add, tensor-parallel collectives and the reshapes around them."""
+    """Operations the host issues for one attention block forward: norm, the QKV projection and its
+    FP8 casts, rotary embedding, the attention kernel, the output projection, the residual add,
+    tensor-parallel collectives and the reshapes around them. Set by: a tally of the block's
+    kernels, not fitted."""
     host_ops_mla_extra_fwd: float = 12.0
-    """Further operations of a multi-head latent attention block forward: the low-rank down and
-    up projections of queries and keys/values, their norms, and the split and concatenation of
-    the rotary and non-rotary head parts."""
+    """Further operations of a multi-head latent attention block forward: the low-rank down and up
+    projections of queries and keys/values, their norms, and the split and concatenation of the
+    rotary and non-rotary head parts. Set by: a tally of the block's kernels, not fitted."""
     host_ops_mlp_fwd: float = 12.0
-    """Operations of one dense MLP block forward: norm, up and down projections with their
-    casts, the activation, the residual add and tensor-parallel collectives."""
+    """Operations of one dense MLP block forward: norm, up and down projections with their casts,
+    the activation, the residual add and tensor-parallel collectives. Set by: a tally of the
+    block's kernels, not fitted."""
     host_ops_moe_fwd: float = 40.0
-    """Operations of one MoE block forward outside the expert GEMMs: router GEMM, top-k and
-    score normalisation, load-balancing statistics, token permutation, dispatch and combine
-    all-to-all with their bookkeeping, un-permutation and the weighted sum."""
+    """Operations of one MoE block forward outside the expert GEMMs: router GEMM, top-k and score
+    normalisation, load-balancing statistics, token permutation, dispatch and combine all-to-all
+    with their bookkeeping, un-permutation and the weighted sum. Set by: a tally of the block's
+    kernels, not fitted."""
     host_ops_router_fwd: float = 16.0
-    """The share of ``host_ops_moe_fwd`` spent before the dispatch: the router GEMM, top-k and
-    score normalisation, the load-balancing statistics and the dispatcher's preprocessing
-    (tokens per expert, the permutation map); Megatron-Core captures these in CUDA graphs with
+    """The share of ``host_ops_moe_fwd`` spent before the dispatch: the router GEMM, top-k and score
+    normalisation, the load-balancing statistics and the dispatcher's preprocessing (tokens per
+    expert, the permutation map); Megatron-Core captures these in CUDA graphs with
     ``cuda_graph_scope`` moe_router and moe_preprocess (``Stack.cuda_graphs`` router or
-    attention)."""
+    attention). Set by: a tally of the kernels before the dispatch, not fitted."""
     host_ops_per_local_expert_fwd: float = 2.0
     """Operations per local expert of one MoE layer forward: Transformer Engine's grouped linear
-    issues one GEMM per expert for each of the two expert projections."""
+    issues one GEMM per expert for each of the two expert projections. Set by: Transformer
+    Engine's grouped linear, not fitted."""
     host_ops_bwd_ratio: float = 2.0
     """Backward operations per forward operation (autograd runs a data-gradient and a
-    weight-gradient kernel per linear, and the element-wise backward kernels)."""
+    weight-gradient kernel per linear, and the element-wise backward kernels). Set by: autograd's
+    kernels per forward kernel, not fitted."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,28 +192,34 @@ class CommEfficiency:
 
     scale_up_bw_efficiency: float = 0.80
     """Ring bus bandwidth over NVLink line rate: 8x A100 235/300 = 0.78, 8x H100 370/450 = 0.82
-    (nccl-tests all_reduce, 16 GiB)."""
+    (nccl-tests all_reduce, 16 GiB). Set by: nccl-tests all_reduce bus bandwidth."""
     scale_up_nvls_algbw_efficiency: float = 0.61
-    """All-reduce algorithm bandwidth with NVLink SHARP over line rate: 8x H100 275/450."""
+    """All-reduce algorithm bandwidth with NVLink SHARP over line rate: 8x H100 275/450. Set by:
+    nccl-tests all_reduce with NVLS."""
     scale_out_bw_efficiency: float = 0.92
-    """Ring bus bandwidth over NIC line rate: DGX A100 8x HDR 192/200 = 0.96, H100 NDR 46-48/50."""
+    """Ring bus bandwidth over NIC line rate: DGX A100 8x HDR 192/200 = 0.96, H100 NDR 46-48/50. Set
+    by: nccl-tests all_reduce bus bandwidth."""
     collective_launch_s: float = 20e-6
-    """Fixed cost of one collective call (launch, protocol setup): small-message all-reduce on
-    8x H200 takes ~40 us at 32 KiB with NVLS, about 20-40 us without the bandwidth term."""
+    """Fixed cost of one collective call (launch, protocol setup): small-message all-reduce on 8x
+    H200 takes ~40 us at 32 KiB with NVLS, about 20-40 us without the bandwidth term. Set by:
+    small-message nccl-tests."""
     ring_step_latency_scale_up_s: float = 1.0e-6
-    """Latency of one ring step between GPUs of a scale-up domain."""
+    """Latency of one ring step between GPUs of a scale-up domain. Set by: nccl-tests latency
+    (``scalewall calibrate`` fits it to a user's collectives)."""
     ring_step_latency_scale_out_s: float = 4.0e-6
-    """Latency of one ring step across the network, on top of the switch hops."""
+    """Latency of one ring step across the network, on top of the switch hops. Set by: nccl-tests
+    latency (``scalewall calibrate`` fits it to a user's collectives)."""
     ecmp_flows_per_path: float = 16.0
     """Flows a collective spreads over each hashed path (NCCL channels x queue pairs; Meta's
-    enhanced ECMP hashes extra header fields to the same end, Llama 3 report Sec. 3.3.1).
-    With k flows per path over U paths the busiest path carries about
-    1 + sqrt(2 ln U / k) times the mean (Raab and Steger 1998, balls into bins, m >> n)."""
+    enhanced ECMP hashes extra header fields to the same end, Llama 3 report Sec. 3.3.1). With k
+    flows per path over U paths the busiest path carries about 1 + sqrt(2 ln U / k) times the
+    mean (Raab and Steger 1998, balls into bins, m >> n). Set by: NCCL's channels and queue pairs
+    per connection, not fitted."""
     expert_alltoall_bw_efficiency: float = 1.0
-    """Achieved fraction of a tier's collective bandwidth for the MoE dispatch/combine
-    all-to-all. DeepEP on H800 reaches 153-158 GB/s NVLink of the 160 GB/s the report measures
-    and 43-58 GB/s RDMA per 50 GB/s NIC (deepseek-ai/DeepEP README), i.e. what the ring
-    efficiencies above already give: 1.0."""
+    """Achieved fraction of a tier's collective bandwidth for the MoE dispatch/combine all-to-all.
+    DeepEP on H800 reaches 153-158 GB/s NVLink of the 160 GB/s the report measures and 43-58 GB/s
+    RDMA per 50 GB/s NIC (deepseek-ai/DeepEP README), i.e. what the ring efficiencies above
+    already give: 1.0. Set by: DeepEP's published bandwidths above."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -202,10 +227,13 @@ class PipelineEfficiency:
     """Pipeline point-to-point traffic of ``perf/pipeline.py``."""
 
     pp_p2p_overlap_frac: float = 0.8
-    """Fraction of pipeline point-to-point time hidden when the stack overlaps it."""
+    """Fraction of pipeline point-to-point time hidden when the stack overlaps it. Set by:
+    assumption, not fitted: the shipped runs hold too few pipelines whose point-to-point time
+    shows."""
     pp_p2p_sync_s: float = 50e-6
-    """Handshake of one pipeline send/receive pair that no overlap hides (posting the
-    operations, waiting for the peer): paid per micro-batch, per virtual stage, per direction."""
+    """Handshake of one pipeline send/receive pair that no overlap hides (posting the operations,
+    waiting for the peer): paid per micro-batch, per virtual stage, per direction. Set by: p2p
+    microbenchmarks; the shipped runs hold too few pipelines to fit it."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -213,14 +241,17 @@ class DataParallelEfficiency:
     """Data-parallel gradient traffic and per-step synchronisation of ``perf/data_parallel.py``."""
 
     dp_overlap_efficiency: float = 1.0
-    """Fraction of the overlap window that hides data-parallel communication. Fitted to the
-    shipped runs' step times (``scalewall fit``: 0.98 +- 0.20)."""
+    """Fraction of the overlap window that hides data-parallel communication. Fitted: ``scalewall
+    fit`` over the shipped runs files (``calibrate/data/defaults.toml``): informed by the runs
+    whose stack overlaps data-parallel communication with the backward and whose gradient traffic
+    does not fit the window (the FSDP and large-DP Megatron runs); 0.98 +- 0.20 there, a weak
+    constraint, the default 1."""
     step_sync_allreduces: float = 3.0
-    """Scalar all-reduces over every rank that each step waits for outside the overlapped
-    gradient traffic: Megatron-LM's gradient-norm all-reduce for clipping
-    (``clip_grad_norm_fp32``), its found-inf / NaN check over the gradients and the loss
-    average over the data-parallel group (``average_losses_across_data_parallel_group``).
-    Each is latency-bound, so its cost grows with log2 of the job size."""
+    """Scalar all-reduces over every rank that each step waits for outside the overlapped gradient
+    traffic: Megatron-LM's gradient-norm all-reduce for clipping (``clip_grad_norm_fp32``), its
+    found-inf / NaN check over the gradients and the loss average over the data-parallel group
+    (``average_losses_across_data_parallel_group``). Each is latency-bound, so its cost grows
+    with log2 of the job size. Set by: counting Megatron-LM's per-step all-reduces."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -229,23 +260,26 @@ class MemoryEfficiency:
     the validator apply to it."""
 
     memory_reserved_bytes: float = 3.0 * 2**30
-    """HBM not available to the model: CUDA context, NCCL buffers, allocator fragmentation."""
+    """HBM not available to the model: CUDA context, NCCL buffers, allocator fragmentation. Set by:
+    assumption, not fitted."""
     zero3_gathered_layers: float = 2.0
-    """Layers whose full (unsharded) parameters a ZeRO-3 / FSDP rank holds at once: the layer
-    it computes and the next one, gathered ahead (FSDP's default backward prefetch; DeepSpeed
-    ZeRO-3 prefetches by a parameter-count budget to the same end)."""
+    """Layers whose full (unsharded) parameters a ZeRO-3 / FSDP rank holds at once: the layer it
+    computes and the next one, gathered ahead (FSDP's default backward prefetch; DeepSpeed ZeRO-3
+    prefetches by a parameter-count budget to the same end). Set by: FSDP's default prefetch, not
+    fitted."""
     fp8_weight_copy_bytes: float = 2.0
-    """HBM bytes per parameter for the FP8 weight copies kept beside the BF16 weights: a
-    row-wise and a column-wise (transposed) FP8 copy, as the forward and the backward GEMMs
-    read the weight in different layouts (Transformer Engine on Hopper and MXFP8)."""
+    """HBM bytes per parameter for the FP8 weight copies kept beside the BF16 weights: a row-wise
+    and a column-wise (transposed) FP8 copy, as the forward and the backward GEMMs read the
+    weight in different layouts (Transformer Engine on Hopper and MXFP8). Set by: Transformer
+    Engine's weight layouts, not fitted."""
     memory_fit_margin_frac: float = 0.05
-    """Uncertainty of the memory model as a fraction of usable HBM: a plan whose predicted
-    memory lies within this of the limit, either way, is ``near_memory_limit``. The model's
-    parts are within 0.3-9.3% of Korthikanti et al. 2022's measured bars (Fig. 7/8, the
-    Korthikanti memory rows of the validation file; median 2.7%) and the allocator's
-    fragmentation varies by a few percent between runs, so 5% of the total is the band the
-    model cannot resolve: the validator admits plans up to this far over the limit (they ran),
-    the search marks plans this close below it."""
+    """Uncertainty of the memory model as a fraction of usable HBM: a plan whose predicted memory
+    lies within this of the limit, either way, is ``near_memory_limit``. The model's parts are
+    within 0.3-9.3% of Korthikanti et al. 2022's measured bars (Fig. 7/8; median 2.7%) and the
+    allocator's fragmentation varies by a few percent between runs, so 5% of the total is the
+    band the model cannot resolve: the validator admits plans up to this far over the limit (they
+    ran), the search marks plans this close below it. Set by: the memory model's error against
+    Korthikanti et al.'s bars."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -254,13 +288,15 @@ class StepEfficiency:
 
     optimizer_bytes_per_param: float = 32.0
     """HBM traffic of one Adam step per parameter: read fp32 grad, master, m, v (16 B), write
-    master, m, v (12 B), write the low-precision copy (2-4 B)."""
+    master, m, v (12 B), write the low-precision copy (2-4 B). Set by: counting the Adam kernel's
+    reads and writes."""
     rank_jitter_cv: float = 0.01
-    """Coefficient of variation of one healthy rank's compute time per step. Synchronous
-    training waits for the slowest of N ranks: E[max] of N normals ~ sqrt(2 ln N) standard
-    deviations (Gumbel limit). The ByteDance straggler study (OSDI'25, arXiv 2505.05713) bounds
-    it: 10.4% of GPU-hours lost overall, most of it to persistent slow nodes and data skew that
-    healthy-rank jitter excludes; 1% gives 3-4% at 1K-16K ranks."""
+    """Coefficient of variation of one healthy rank's compute time per step. Synchronous training
+    waits for the slowest of N ranks: E[max] of N normals ~ sqrt(2 ln N) standard deviations
+    (Gumbel limit). The ByteDance straggler study (OSDI'25, arXiv 2505.05713) bounds it: 10.4% of
+    GPU-hours lost overall, most of it to persistent slow nodes and data skew that healthy-rank
+    jitter excludes; 1% gives 3-4% at 1K-16K ranks. Set by: the ByteDance straggler study's
+    bound, not fitted on step times."""
 
 
 @dataclass(frozen=True, kw_only=True)

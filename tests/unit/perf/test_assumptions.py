@@ -72,3 +72,36 @@ def test_array_fields_pair_with_rows_like_one_scalar_each() -> None:
         alone = step_model(model, cluster, PlanBatch.from_plans(model, [plan]), one, Stack())
         assert both[row] == alone.step_time_s[0]
     assert both[1] > both[0]
+
+
+def _field_docstrings() -> dict[str, str]:
+    import ast
+    import inspect
+
+    from scalewall.perf import assumptions
+
+    docs: dict[str, str] = {}
+    for node in ast.parse(inspect.getsource(assumptions)).body:
+        if not isinstance(node, ast.ClassDef) or node.name == "Efficiency":
+            continue
+        body = node.body
+        for stmt, after in zip(body, [*body[1:], None], strict=True):
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                doc = after.value if isinstance(after, ast.Expr) else None
+                text = doc.value if isinstance(doc, ast.Constant) else ""
+                docs[stmt.target.id] = " ".join(str(text).split())
+    return docs
+
+
+def test_every_field_says_what_data_set_it() -> None:
+    """Fields ``scalewall fit`` fits over the shipped runs say so and name the profile; every
+    other field names the microbenchmark, datasheet, count or assumption that sets it."""
+    from scalewall.calibrate.published import FITTED
+
+    docs = _field_docstrings()
+    assert sorted(docs) == sorted(Efficiency.field_names())
+    for name, doc in docs.items():
+        if name in FITTED:
+            assert "Fitted: ``scalewall fit``" in doc and "defaults.toml" in doc, name
+        else:
+            assert "Set by:" in doc and "Fitted:" not in doc, name
