@@ -50,9 +50,9 @@ class ComputeEfficiency:
     """GEMM rate inside a training step over the accelerator's best-shape microbenchmark ceiling
     (``gemm_max_frac``): library heuristics on arbitrary shapes, clocks settling at the power
     limit over a whole step. Fitted: ``scalewall fit`` over the shipped runs files
-    (``calibrate/data/defaults.toml``): every group informs it (every step is mostly GEMMs), with
-    the A100 clock as the reference (``training_clock_frac`` 1); 0.919 +- 0.008 there, the
-    default 0.91."""
+    (``calibrate/data/defaults.toml``): every group informs it (0.1 moves each group's step times
+    by 4-8%), with the A100 clock as the reference (``training_clock_frac`` 1); 0.919 +- 0.008
+    there, the default 0.91."""
     fp8_gemm_ceiling_ratio: float = 1.0
     """FP8 large-GEMM ceiling over the BF16 one, as fractions of each peak, on Hopper (and any part
     without hardware microscaling); Blackwell: ``fp8_gemm_ceiling_ratio_blackwell``. DeepGEMM
@@ -126,11 +126,11 @@ class LayerEfficiency:
     overlap_compute_slowdown_frac: float = 0.0
     """Compute time lost per second of communication hidden behind it: collective kernels occupy SMs
     (NCCL uses up to 32 of 132 on H100) and share HBM bandwidth. Fitted: ``scalewall fit`` over
-    the shipped runs files (``calibrate/data/defaults.toml``): informed by the runs whose
-    overlapped communication is long against their compute (LLM Foundry's FSDP table, whose
-    collectives overlap the whole step); the Megatron runs, whose overlapped communication is
-    short, hardly constrain it. 0.15 +- 0.05 there; the default is 0, the value without the
-    fitted profile."""
+    the shipped runs files (``calibrate/data/defaults.toml``): informed by the runs with much
+    overlapped communication, Megatron-Core r0.8 on H100 (tensor-parallel overlap; 0.1 moves its
+    step times by 2.4%) and LLM Foundry's FSDP table (1.0%), little by Llama 3 and the frontier
+    file, not at all by the runs without overlap. 0.15 +- 0.05 there; the default is 0, the
+    value without the fitted profile."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,9 +148,10 @@ class HostEfficiency:
     coarse tally of the main kernels, so this is the host time per counted operation including
     the small ones around it; an eager step's per-operation host cost is tens of microseconds.
     Fitted: ``scalewall fit`` over the shipped runs files (``calibrate/data/defaults.toml``):
-    informed by the runs without CUDA graphs whose layers are short (the frontier file's MoE runs
-    with many local experts, one sequence per micro-batch); 5.2e-5 +- 1.0e-6 s there, the default
-    5e-5 s."""
+    informed by the runs without CUDA graphs whose layers are short: the frontier file's MoE runs
+    (many local experts, one sequence per micro-batch), the small-micro-batch runs of Korthikanti
+    et al. and a few vTrain runs (10 us more moves those by up to 13-18%); 5.2e-5 +- 1.0e-6 s
+    there, the default 5e-5 s."""
     host_ops_attention_fwd: float = 24.0
     """Operations the host issues for one attention block forward: norm, the QKV projection and its
     FP8 casts, rotary embedding, the attention kernel, the output projection, the residual add,
@@ -242,10 +243,10 @@ class DataParallelEfficiency:
 
     dp_overlap_efficiency: float = 1.0
     """Fraction of the overlap window that hides data-parallel communication. Fitted: ``scalewall
-    fit`` over the shipped runs files (``calibrate/data/defaults.toml``): informed by the runs
-    whose stack overlaps data-parallel communication with the backward and whose gradient traffic
-    does not fit the window (the FSDP and large-DP Megatron runs); 0.98 +- 0.20 there, a weak
-    constraint, the default 1."""
+    fit`` over the shipped runs files (``calibrate/data/defaults.toml``): informed almost only by
+    the Megatron-Core r0.8 H100 runs, whose overlapped gradient traffic outlasts the window (0.2
+    less moves them by up to 1.8%, every other group by at most 0.1%); 0.98 +- 0.20 there, a
+    weak constraint, the default 1."""
     step_sync_allreduces: float = 3.0
     """Scalar all-reduces over every rank that each step waits for outside the overlapped gradient
     traffic: Megatron-LM's gradient-norm all-reduce for clipping (``clip_grad_norm_fp32``), its
