@@ -12,8 +12,6 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from scalewall.catalog.schema import CUDA_GRAPH_SCOPES, Stack
 from scalewall.errors import SpecError
 
@@ -353,9 +351,10 @@ class Efficiency:
 
     def has_arrays(self) -> bool:
         """Whether a field holds an array (one value per plan row, as calibration's interval
-        draws pass them), so that the step model must evaluate the batch row by row."""
+        draws pass them), so that the step model must evaluate the batch row by row. Reads
+        ``ndim`` rather than calling numpy, so that importing this module stays light."""
         return any(
-            not isinstance(v, int | float) and np.ndim(v) > 0
+            not isinstance(v, int | float) and getattr(v, "ndim", 0) > 0
             for group in vars(self).values()
             for v in vars(group).values()
         )
