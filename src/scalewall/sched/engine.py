@@ -89,11 +89,20 @@ class SimConfig:
     """Nominal GPU quota per tenant; None: the cluster split evenly between the trace's tenants."""
     check_invariants: bool = False
     """Assert the cluster's books after every event (for tests; slower)."""
+    min_run_before_preempt_s: float = 600.0
+    """A job that (re)started less than this long ago is not preempted: it keeps a started job
+    from being stopped again before it does useful work (Kueue and Volcano leave this to a
+    policy; 10 minutes is an assumption, about the restart cost of a large training job)."""
+    max_victims: int = 64
+    """Most running jobs one preemption looks at, cheapest first (bounds a pass's cost)."""
 
     def __post_init__(self) -> None:
         if self.seed < 0:
             raise SpecError("seed", self.seed, "must be a non-negative integer")
         _check_number("checkpoint_interval_s", self.checkpoint_interval_s, 0.0, strict=True)
+        _check_number("min_run_before_preempt_s", self.min_run_before_preempt_s, 0.0)
+        if self.max_victims < 1:
+            raise SpecError("max_victims", self.max_victims, "must be a positive integer")
         if not MIN_SAMPLE_INTERVAL_S <= self.sample_interval_s < math.inf:
             raise SpecError(
                 "sample_interval_s",
@@ -198,6 +207,8 @@ class Simulation:
         self.spares: list[int] = []
         self.isolated: set[int] = set()
         self.lost_by_kind = {"failure": 0.0, "preemption": 0.0}
+        self.preemption_log: list[tuple[float, int, int, tuple[int, ...]]] = []
+        """Per preemption: (time, victim, the job it made room for, the nodes they share)."""
         self._dirty = True
         """Something a queue pass depends on changed since the last pass (an arrival, freed or
         returned capacity). Without a change a pass would start nothing: no policy's choice
@@ -291,6 +302,80 @@ class Simulation:
         self.state.preemptions[job] += 1
         self._stop(job, "preemption")
         self.events.append((self.now, "preempt", job))
+
+    def start_by_preempting(
+        self, job: int, candidates: list[int], *, borrowed: bool = False
+    ) -> bool:
+        """Start ``job`` by preempting the fewest and cheapest of ``candidates`` whose GPUs, on
+        the placement found, let it start; preempt nothing and return False when none do.
+
+        Candidates that ran less than ``min_run_before_preempt_s`` are left alone. The rest are
+        tried cheapest first: jobs whose nodes hold only candidates (freeing whole nodes and
+        their NVLink domains) before jobs that share nodes with others, then by the work a
+        preemption would lose (GPU-seconds since the last checkpoint). Victims are released
+        one by one until the placement policy finds room; those the placement does not touch,
+        and any whose release it turns out not to need, keep running."""
+        order = self._victim_order(candidates)
+        request = self.requests[job]
+        released: list[int] = []
+        found: Placement | None = None
+        for victim in order:
+            self.cluster.release(self.where[victim])
+            released.append(victim)
+            found = self.placement.place(self.cluster, request)
+            if found is not None:
+                break
+        if found is None:
+            for victim in released:
+                self.cluster.allocate(self.where[victim])
+            return False
+        needed = self._prune_victims(request, released, found)
+        for victim in needed:
+            shared = tuple(sorted(set(self.where[victim].nodes) & set(found.nodes)))
+            self.preemption_log.append((self.now, victim, job, shared))
+            self.preempt(victim)
+        started = self.try_start(job, borrowed=borrowed)
+        assert started, "a placement existed with the victims' resources released"
+        return True
+
+    def _victim_order(self, candidates: list[int]) -> list[int]:
+        """Preemptible candidates, cheapest first (see :meth:`start_by_preempting`)."""
+        least = self.config.min_run_before_preempt_s
+        ok = [j for j in candidates if self.now - self._running[j] >= least]
+        pool = set(ok)
+        interval = self.config.checkpoint_interval_s
+
+        def cost(j: int) -> tuple[int, float, float, int]:
+            nodes = self.where[j].nodes
+            whole = all(self.node_jobs[n] <= pool for n in nodes)
+            done = (
+                self.state.work_done_s[j] + (self.now - self._running[j]) / self.state.slowdown[j]
+            )
+            lost = (done % interval) * self.requests[j].gpu_demand_milli
+            return (0 if whole else 1, lost, -self._running[j], -j)
+
+        return sorted(ok, key=cost)[: self.config.max_victims]
+
+    def _prune_victims(self, request: Request, released: list[int], found: Placement) -> list[int]:
+        """The released victims the placement needs: those on its nodes (the others do not
+        change what is free there), less any whose resources it can do without (tried most
+        costly first). The cluster is left as it was; ``preempt`` releases the needed ones."""
+        nodes = set(found.nodes)
+        needed = []
+        for victim in released:
+            if nodes & set(self.where[victim].nodes):
+                needed.append(victim)
+            else:
+                self.cluster.allocate(self.where[victim])
+        for victim in reversed(list(needed)):
+            self.cluster.allocate(self.where[victim])
+            if self.placement.place(self.cluster, request) is None:
+                self.cluster.release(self.where[victim])
+            else:
+                needed.remove(victim)
+        for victim in needed:
+            self.cluster.allocate(self.where[victim])  # preempt() releases them for real
+        return needed
 
     # ----- internals -----------------------------------------------------------------------
     def _quotas(self, quota_gpus: dict[str, float] | None) -> npt.NDArray[np.int64]:

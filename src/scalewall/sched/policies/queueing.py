@@ -58,6 +58,12 @@ class SchedulerView(Protocol):
     def preempt(self, job: int) -> None:
         """Stop a running job; work since its last checkpoint is lost; it waits again."""
 
+    def start_by_preempting(
+        self, job: int, candidates: list[int], *, borrowed: bool = False
+    ) -> bool:
+        """Start ``job`` by preempting the fewest, cheapest ``candidates`` whose GPUs, on the
+        placement found, let it start; False (and nothing preempted) when none do."""
+
     def borrowed(self, job: int) -> bool:
         """True when a running job was admitted on capacity borrowed from other tenants."""
 

@@ -2,9 +2,10 @@
 
 Each tenant has a nominal GPU quota. A job is admitted within its tenant's quota, or on
 capacity borrowed from the cohort (the sum of all quotas) while other tenants leave theirs
-unused. When a tenant wants its own quota back, jobs that run on borrowed capacity are
-preempted (most recently started first) to reclaim it. A tenant's non-borrowed usage never
-exceeds its quota. Within a tenant, jobs go in arrival order.
+unused. When a tenant wants its own quota back, other tenants' jobs that run on borrowed
+capacity are preempted to reclaim it, only when their GPUs, on the placement found, let the
+job start (the engine's ``start_by_preempting`` picks the fewest and cheapest). A tenant's
+non-borrowed usage never exceeds its quota. Within a tenant, jobs go in arrival order.
 """
 
 from __future__ import annotations
@@ -44,15 +45,8 @@ class QuotaQueue:
         )
 
     def _reclaim(self, view: SchedulerView, job: int) -> bool:
-        """Preempt other tenants' borrowed jobs until ``job`` starts."""
+        """Start ``job`` on other tenants' borrowed GPUs; False when they would not do."""
         jobs = view.jobs
         tenant = jobs.tenant[job]
-        victims = sorted(
-            (j for j in view.running if view.borrowed(j) and jobs.tenant[j] != tenant),
-            key=lambda j: (-view.running[j], -j),
-        )
-        for victim in victims:
-            view.preempt(victim)
-            if view.try_start(job):
-                return True
-        return False
+        victims = [j for j in view.running if view.borrowed(j) and jobs.tenant[j] != tenant]
+        return bool(victims) and view.start_by_preempting(job, victims)
