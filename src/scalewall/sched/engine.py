@@ -268,9 +268,11 @@ class Simulation:
         left = max(float(self._jobs.est_run_s[job]) - float(self.state.work_done_s[job]), 0.0)
         return self._running[job] + left * float(self.state.slowdown[job])
 
-    def try_start(self, job: int, *, borrowed: bool = False) -> bool:
+    def try_start(
+        self, job: int, *, borrowed: bool = False, avoid: frozenset[int] | set[int] = frozenset()
+    ) -> bool:
         request = self.requests[job]
-        placement = self.placement.place(self.cluster, request)
+        placement = self._place_avoiding(request, avoid)
         if placement is None:
             return False
         self.cluster.allocate(placement)
@@ -297,6 +299,42 @@ class Simulation:
         self._push(self.now + left, FINISH, job)
         self.events.append((self.now, "start", job))
         return True
+
+    def _place_avoiding(
+        self, request: Request, avoid: frozenset[int] | set[int]
+    ) -> Placement | None:
+        """The placement policy's choice with the nodes in ``avoid`` held unschedulable."""
+        hidden = [n for n in avoid if self.cluster.schedulable[n]]
+        for node in hidden:
+            self.cluster.set_schedulable(node, False)
+        try:
+            return self.placement.place(self.cluster, request)
+        finally:
+            for node in hidden:
+                self.cluster.set_schedulable(node, True)
+
+    def reservation(self, job: int, taken: set[int]) -> tuple[float, set[int]]:
+        request = self.requests[job]
+        ends = sorted((self.expected_end_s(j), j) for j in self._running)
+        need = request.gpu_demand_milli
+        free = self.free_gpu_milli
+        released: list[int] = []
+        found: tuple[float, set[int]] = (math.inf, set())
+        # Release running jobs in the order they are expected to end; skip the placement
+        # calls until enough GPUs are free at all.
+        for end_s, other in ends:
+            self.cluster.release(self.where[other])
+            released.append(other)
+            free += self.requests[other].gpu_demand_milli
+            if free < need:
+                continue
+            placement = self._place_avoiding(request, taken)
+            if placement is not None:
+                found = (max(end_s, self.now), set(placement.nodes))
+                break
+        for other in released:
+            self.cluster.allocate(self.where[other])
+        return found
 
     def preempt(self, job: int) -> None:
         self.state.preemptions[job] += 1

@@ -52,8 +52,16 @@ class SchedulerView(Protocol):
     @property
     def total_gpu_milli(self) -> int: ...
 
-    def try_start(self, job: int, *, borrowed: bool = False) -> bool:
-        """Place and start ``job`` now if the placement policy finds room."""
+    def try_start(
+        self, job: int, *, borrowed: bool = False, avoid: frozenset[int] | set[int] = frozenset()
+    ) -> bool:
+        """Place and start ``job`` now if the placement policy finds room (off the nodes in
+        ``avoid``)."""
+
+    def reservation(self, job: int, taken: set[int]) -> tuple[float, set[int]]:
+        """When and where ``job`` would first start by the running jobs' runtime estimates
+        (nodes in ``taken``, reserved already, left out): (shadow time, its nodes); (inf,
+        set()) when it never would."""
 
     def preempt(self, job: int) -> None:
         """Stop a running job; work since its last checkpoint is lost; it waits again."""
