@@ -93,6 +93,10 @@ class SimConfig:
     """A job that (re)started less than this long ago is not preempted: it keeps a started job
     from being stopped again before it does useful work (Kueue and Volcano leave this to a
     policy; 10 minutes is an assumption, about the restart cost of a large training job)."""
+    walltime_factor: float = math.inf
+    """A job is ended once its wall time on the cluster, over all its attempts, reaches this
+    times its runtime estimate (``est_run_s``: the trace's requested limit, or an estimate), as
+    a batch scheduler's time limit ends an overrunning job; inf: no limit."""
     max_victims: int = 64
     """Most running jobs one preemption looks at, cheapest first (bounds a pass's cost)."""
 
@@ -101,6 +105,8 @@ class SimConfig:
             raise SpecError("seed", self.seed, "must be a non-negative integer")
         _check_number("checkpoint_interval_s", self.checkpoint_interval_s, 0.0, strict=True)
         _check_number("min_run_before_preempt_s", self.min_run_before_preempt_s, 0.0)
+        if not (self.walltime_factor > 0 and not math.isnan(self.walltime_factor)):
+            raise SpecError("walltime_factor", self.walltime_factor, "a number > 0, or inf")
         if self.max_victims < 1:
             raise SpecError("max_victims", self.max_victims, "must be a positive integer")
         if not MIN_SAMPLE_INTERVAL_S <= self.sample_interval_s < math.inf:
@@ -134,6 +140,12 @@ class JobState:
     metered_gpu_s: npt.NDArray[np.float64] = field(init=False)
     epoch: npt.NDArray[np.int64] = field(init=False)
     tiers: npt.NDArray[np.int64] = field(init=False)
+    wall_used_s: npt.NDArray[np.float64] = field(init=False)
+    """Wall seconds run over all attempts (what a time limit counts)."""
+    timed_out: npt.NDArray[np.bool_] = field(init=False)
+    """Ended at its time limit before its work was done."""
+    limit_hit: npt.NDArray[np.bool_] = field(init=False)
+    """The current attempt's end event is its time limit."""
 
     def __post_init__(self) -> None:
         self.first_start_s = np.full(self.n, np.nan)
@@ -146,6 +158,9 @@ class JobState:
         self.metered_gpu_s = np.zeros(self.n)
         self.epoch = np.zeros(self.n, dtype=np.int64)
         self.tiers = np.zeros(self.n, dtype=np.int64)
+        self.wall_used_s = np.zeros(self.n)
+        self.timed_out = np.zeros(self.n, dtype=bool)
+        self.limit_hit = np.zeros(self.n, dtype=bool)
 
 
 class Simulation:
@@ -296,7 +311,10 @@ class Simulation:
         if math.isnan(self.state.first_start_s[job]):
             self.state.first_start_s[job] = self.now
         left = max(base - self.state.work_done_s[job], 0.0) * self.state.slowdown[job]
-        self._push(self.now + left, FINISH, job)
+        limit = self.config.walltime_factor * float(self._jobs.est_run_s[job])
+        limit_left = max(limit - float(self.state.wall_used_s[job]), 0.0)
+        self.state.limit_hit[job] = limit_left < left
+        self._push(self.now + min(left, limit_left), FINISH, job)
         self.events.append((self.now, "start", job))
         return True
 
@@ -453,6 +471,7 @@ class Simulation:
         self._account(job, placement, -1)
         self._borrowed.discard(job)
         ran = self.now - self._running.pop(job)
+        self.state.wall_used_s[job] += ran
         self._dirty = True
         gpus = self.requests[job].gpu_demand_milli / GPU_MILLI
         self.state.metered_gpu_s[job] += ran * gpus
@@ -473,9 +492,14 @@ class Simulation:
         bisect.insort(self._pending, job)
 
     def _finish(self, job: int) -> None:
-        self._release(job)
-        self.state.work_done_s[job] = float(self._jobs.run_s[job])
+        ran = self._release(job)
         self.state.end_s[job] = self.now
+        if self.state.limit_hit[job]:
+            self.state.work_done_s[job] += ran / self.state.slowdown[job]
+            self.state.timed_out[job] = True
+            self.events.append((self.now, "timeout", job))
+            return
+        self.state.work_done_s[job] = float(self._jobs.run_s[job])
         self.events.append((self.now, "finish", job))
 
     def _fail(self, node: int) -> None:

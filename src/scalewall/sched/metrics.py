@@ -49,6 +49,7 @@ def job_frame(sim: Simulation) -> pd.DataFrame:
     frame["gpu_hours_metered"] = st.metered_gpu_s / HOUR_S
     frame["gpu_hours_lost"] = st.lost_gpu_s / HOUR_S
     frame["finished"] = np.isfinite(end)
+    frame["timed_out"] = st.timed_out
     return frame
 
 
