@@ -14,6 +14,7 @@ __all__ = ["Cluster", "default_fabric", "default_system", "resolve_cluster"]
 
 def default_system(accelerator_id: str) -> System:
     """The catalog system built from an accelerator (the first by id if several are)."""
+    accelerator_id = catalog.accelerator_id(accelerator_id) or accelerator_id
     if accelerator_id not in catalog.accelerators():
         valid = sorted(set(catalog.accelerators()) | set(catalog.systems()))
         raise SpecError("gpu", accelerator_id, f"an accelerator or system id: {', '.join(valid)}")
@@ -57,5 +58,5 @@ def resolve_cluster(
     if gpu is None or gpus is None:
         raise SpecError("cluster", None, "give a cluster (catalog id or TOML) or --gpu and --gpus")
     systems = catalog.systems()
-    system = systems[gpu] if gpu in systems else default_system(gpu)
+    system = systems.get(gpu) or systems.get(catalog.normal_name(gpu)) or default_system(gpu)
     return make_cluster(system=system, fabric=default_fabric(system), num_gpus=gpus)

@@ -50,3 +50,13 @@ def test_wrong_type_is_rejected(tmp_path: Path) -> None:
 def test_unknown_id_lists_valid_ones() -> None:
     with pytest.raises(SpecError, match=r"valid: .*h100-sxm-80gb"):
         catalog.accelerator("h1000")
+
+
+def test_accelerator_aliases_resolve_and_never_collide() -> None:
+    from scalewall import catalog
+
+    assert catalog.accelerator("H100 SXM").id == "h100-sxm-80gb"
+    assert catalog.accelerator("a100_80gb").id == "a100-sxm-80gb"
+    names = [catalog.normal_name(a) for e in catalog.accelerators().values() for a in e.aliases]
+    assert len(names) == len(set(names))
+    assert not set(names) & set(catalog.accelerators()) & set(catalog.systems())

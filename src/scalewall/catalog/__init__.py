@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from scalewall.catalog.loader import (
     accelerator,
+    accelerator_id,
     accelerators,
     build,
     cluster_spec,
@@ -17,6 +18,7 @@ from scalewall.catalog.loader import (
     lookup,
     model,
     models,
+    normal_name,
     stacks,
     system,
     systems,
@@ -40,6 +42,7 @@ __all__ = [
     "Stack",
     "System",
     "accelerator",
+    "accelerator_id",
     "accelerators",
     "build",
     "cluster_spec",
@@ -52,6 +55,7 @@ __all__ = [
     "lookup",
     "model",
     "models",
+    "normal_name",
     "stacks",
     "system",
     "systems",

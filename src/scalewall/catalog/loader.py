@@ -164,8 +164,31 @@ def stacks() -> dict[str, Stack]:
     return entries("stacks")
 
 
+def normal_name(name: str) -> str:
+    """A name as looked up: lower case, runs of spaces and underscores as one hyphen."""
+    return "-".join(str(name).strip().lower().replace("_", " ").split())
+
+
+@cache
+def _accelerator_names() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for entry_id, entry in accelerators().items():
+        for name in (entry_id, *entry.aliases):
+            key = normal_name(name)
+            if out.get(key, entry_id) != entry_id:
+                raise SpecError("aliases", name, f"names both {out[key]!r} and {entry_id!r}")
+            out[key] = entry_id
+    return out
+
+
+def accelerator_id(name: str) -> str | None:
+    """The catalog id an accelerator id or alias names, or None."""
+    return _accelerator_names().get(normal_name(name))
+
+
 def accelerator(entry_id: str) -> Accelerator:
-    result: Accelerator = lookup("accelerators", entry_id)
+    canonical = accelerator_id(entry_id)
+    result: Accelerator = lookup("accelerators", canonical or entry_id)
     return result
 
 

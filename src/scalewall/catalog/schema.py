@@ -47,6 +47,9 @@ class Accelerator:
     """HBM bytes the driver reports as the device's total (``nvidia-smi`` memory.total,
     ``rocm-smi`` VRAM Total Memory, ``npu-smi`` HBM capacity): what a training process can
     allocate from, its own CUDA context included. 0: ``hbm_bytes``."""
+    aliases: tuple[str, ...] = ()
+    """Other names users give this part ("h100", "H100 SXM"); case, spaces and underscores are
+    ignored when a name is looked up."""
 
     @property
     def hbm_capacity_bytes(self) -> float:

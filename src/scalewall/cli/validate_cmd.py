@@ -11,7 +11,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from scalewall.cli.common import JsonOpt
+from scalewall.cli.common import JsonOpt, check_output_path
 from scalewall.cli.output import console, print_json
 from scalewall.errors import SpecError
 from scalewall.validation.harness import ValidationReport, validate_cases
@@ -58,6 +58,7 @@ def validate_command(
     file exits 2."""
     if cv is not None and cv not in CV_MODES:
         raise SpecError("--cv", cv, f"one of: {', '.join(CV_MODES)}")
+    check_output_path("--write-errors", write_errors)
     runs = read_runs_file(cases)
     if cv or holdout:
         if calibration is not None:

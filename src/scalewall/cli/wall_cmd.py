@@ -186,6 +186,7 @@ def wall_command(
     """Sweep cluster sizes, re-searching the best plan at each: where scaling stops, and why."""
     check_output_path("--csv", csv)
     check_output_path("--plot", plot)
+    check_output_path("--results", results)
     spec = load_model(model)
     design = cluster_design(cluster, gpu)
     size_list = parse_sizes(sizes) if sizes else default_sizes(design, max_gpus)

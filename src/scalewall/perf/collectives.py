@@ -26,9 +26,54 @@ FloatArray = NDArray[np.float64]
 
 def hash_imbalance(tier: Tier, eff: Efficiency) -> float:
     """Load of the busiest hashed path over the mean (1 with adaptive routing)."""
+    return float(hash_slowdown(tier, eff, np.ones(1))[0])
+
+
+def hash_slowdown(tier: Tier, eff: Efficiency, share: FloatArray) -> FloatArray:
+    """Slowdown of traffic through ``tier``'s hashed paths when a share ``share`` of the
+    paths' capacity carries it: ``max(1, s + sqrt(2 s ln U / k))``.
+
+    ECMP hashes each flow onto one of U paths. With k flows filling one path at line rate
+    (``Efficiency.ecmp_flows_per_path``), traffic at a share s of the capacity puts s k flows
+    on a path on average and, balls into bins with m >> n, about s k + sqrt(2 s k ln U) on
+    the busiest one (Raab and Steger 1998); a flow slows only where that exceeds the k flows
+    the path carries at full rate. s = 1 (every byte crosses, 1:1 links) gives the busiest
+    path's load over the mean, 1 + sqrt(2 ln U / k); a ring that leaves each lower domain
+    once loads the paths lightly and pays nothing."""
     if tier.hashed_paths <= 1:
-        return 1.0
-    return 1.0 + math.sqrt(2.0 * math.log(tier.hashed_paths) / eff.ecmp_flows_per_path)
+        return np.ones_like(share)
+    spread = np.sqrt(2.0 * share * math.log(tier.hashed_paths) / eff.ecmp_flows_per_path)
+    result: FloatArray = np.maximum(share + spread, 1.0)
+    return result
+
+
+def ring_hash_slowdown(cluster: Cluster, factors: list[FloatArray], eff: Efficiency) -> FloatArray:
+    """Slowdown of a ring (or tree) collective whose network hops cross hashed tiers.
+
+    NCCL runs one ring through every rank, pipelined in chunks, so every byte passes every
+    hop and the slowest hop sets the rate of the whole message, not only of the share the
+    tier-by-tier accounting gives the upper tier. A ring over ``members`` ranks per domain
+    below hashed tier t leaves each such domain once: of the uplinks of a domain, whose
+    ranks all run such rings at once (the other replicas of the group), a share
+    ``1 / members`` carries crossing traffic, and ``hash_slowdown`` at that share is the
+    crossing hop's slowdown. The worst crossed tier slows the ring's network levels."""
+    worst = np.ones_like(factors[0])
+    members = np.ones_like(factors[0])
+    for tier, f in zip(cluster.tiers, factors, strict=True):
+        if not tier.scale_up and tier.hashed_paths > 1:
+            crossed = hash_slowdown(tier, eff, 1.0 / members)
+            worst = np.where(f > 1.0, np.maximum(worst, crossed), worst)
+        members = members * f
+    return worst
+
+
+def _ring_bandwidth(tier: Tier, eff: Efficiency, slowdown: FloatArray) -> FloatArray:
+    """Per-GPU ring bandwidth on one level: line rate x bus efficiency, network levels slowed
+    by the ring's hash slowdown (``ring_hash_slowdown``)."""
+    if tier.scale_up:
+        return np.full_like(slowdown, tier.bytes_per_s_per_gpu * eff.scale_up_bw_efficiency)
+    result: FloatArray = tier.bytes_per_s_per_gpu * eff.scale_out_bw_efficiency / slowdown
+    return result
 
 
 def _bandwidth(tier: Tier, eff: Efficiency) -> float:
@@ -66,8 +111,10 @@ def allreduce_time_s(
     """Hierarchical all-reduce of ``message_bytes`` per rank over ``n`` ranks."""
     total = np.where(n > 1, eff.collective_launch_s, 0.0)
     shard = np.asarray(message_bytes, dtype=np.float64)
-    for tier, f in zip(cluster.tiers, level_factors(cluster, n, stride), strict=True):
-        bw, lat = _bandwidth(tier, eff), _step_latency(tier, eff)
+    factors = level_factors(cluster, n, stride)
+    slowdown = ring_hash_slowdown(cluster, factors, eff)
+    for tier, f in zip(cluster.tiers, factors, strict=True):
+        bw, lat = _ring_bandwidth(tier, eff, slowdown), _step_latency(tier, eff)
         ring = 2.0 * (f - 1.0) / f * shard / bw + 2.0 * (f - 1.0) * lat
         best = ring
         if not tier.scale_up:
@@ -98,8 +145,10 @@ def reduce_scatter_time_s(
     total = np.where(n > 1, eff.collective_launch_s, 0.0)
     shard = np.asarray(message_bytes, dtype=np.float64)
     members = np.ones_like(n)
-    for tier, f in zip(cluster.tiers, level_factors(cluster, n, stride), strict=True):
-        bw, lat = _bandwidth(tier, eff), _step_latency(tier, eff)
+    factors = level_factors(cluster, n, stride)
+    slowdown = ring_hash_slowdown(cluster, factors, eff)
+    for tier, f in zip(cluster.tiers, factors, strict=True):
+        bw, lat = _ring_bandwidth(tier, eff, slowdown), _step_latency(tier, eff)
         members = members * f
         ring = (f - 1.0) / f * shard / bw + (f - 1.0) * (n / members) * lat
         total = total + np.where(f > 1.0, ring, 0.0)

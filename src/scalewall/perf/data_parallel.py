@@ -29,9 +29,9 @@ def dp_times(
     (ZeRO 0-2), and ZeRO-3 / FSDP's per-layer collectives, as two arrays.
 
     Replicated parameters reduce over DP x CP (ranks tp apart); routed experts over their own
-    data-parallel group (tp cp dp / (ep etp) ranks, ep etp apart). Both share the overlap
-    windows: ``windows`` = (forward, backward) time the schedule leaves for the parameter
-    gather and the gradient reduction (``dp_overlap_windows``); ``layer_work`` = (layers of
+    data-parallel group (tp cp dp / (ep etp) ranks, ep etp apart). Both overlap the first
+    stage's compute: ``windows`` = (forward, backward) time of the stage per micro-batch, which
+    ``schedule_exposed_s`` spreads over the schedule's chunks; ``layer_work`` = (layers of
     the stage, forward and backward time of the stage per micro-batch) for ZeRO-3."""
     dense, expert = params_per_gpu
     shard, replicas = shard_groups(p, stack)
@@ -81,7 +81,8 @@ def dp_times(
     def exposed(comm: FloatArray, window: FloatArray, overlapped: bool) -> FloatArray:
         if not overlapped:
             return comm
-        visible = np.maximum(comm / buckets, comm - eff.dp_overlap_efficiency * window)
+        late = schedule_exposed_s(comm, eff.dp_overlap_efficiency * window, p.pp, p.vpp)
+        visible = np.maximum(comm / buckets, late)
         return visible + eff.overlap_compute_slowdown_frac * (comm - visible)
 
     grad_exposed = exposed(grad, windows[1], stack.overlap_grad_reduce)
@@ -153,28 +154,29 @@ def shard_groups(p: PlanBatch, stack: Stack) -> tuple[FloatArray, FloatArray]:
     return shard, ranks / shard
 
 
-def dp_overlap_windows(
-    stage_fwd: FloatArray, stage_bwd: FloatArray, bubble: FloatArray, vpp: FloatArray
-) -> tuple[FloatArray, FloatArray]:
-    """Compute that the parameter gather and the gradient reduction can hide behind.
+def schedule_exposed_s(
+    comm: FloatArray, stage_time: FloatArray, pp: FloatArray, vpp: FloatArray
+) -> FloatArray:
+    """Data-parallel communication ``comm`` of the first stage left past the end of the step
+    when each model chunk's share starts as soon as its last backward produces it, on one
+    link (or, mirrored, the parameter gather before each chunk's first forward).
 
-    The step ends when the first stage has reduced its gradients, and its last gradients are
-    ready only at the end of the step's last backward. With plain 1F1B all of the first
-    stage's layers get their last gradient in that last micro-batch's backward, so its
-    reduction can only overlap that backward (``stage_bwd``): the drain half of the bubble is
-    idle time the first stage spends before its last backward, not after it. With v > 1
-    interleaved chunks, chunk j's gradients are complete once its last backward has run, and
-    on the first stage chunks 1..v-1 (a share (v-1)/v of its parameters) run their last
-    backwards at the start of the cool-down, whose idle time is half the bubble; only chunk
-    0's buckets wait for the very end, and the last bucket stays exposed in any case
-    (Megatron-Core starts a bucket's reduction when its gradients are ready,
-    ``overlap_grad_reduce``; schedule: Narayanan et al. SC'21, Sec. 2.2.2). The parameter
-    gather for the next step mirrors this: with plain 1F1B every layer of the stage runs in
-    the first micro-batch's forward, so only that forward hides it; with interleaving chunk
-    j > 0 first runs after the warm-up forwards of the earlier chunks, which last as long as
-    the fill half of the bubble."""
-    spread = np.where(vpp > 1.0, 0.5 * bubble, 0.0)
-    return stage_fwd + spread, stage_bwd + spread
+    With v chunks of a stage whose backward per micro-batch takes ``stage_time`` (b = that / v
+    per chunk), the first stage's chunk j runs its last backward j pp b before the end of the
+    step: in the cool-down the stage runs the last pp backwards of each chunk in turn, chunk 0
+    last (interleaved 1F1B, Narayanan et al. SC'21, Sec. 2.2.2; the op order of Megatron-LM's
+    ``forward_backward_pipelining_with_interleaving``). Chunk j's share C / v arrives over its
+    last backward, so the link, in readiness order, ends past the step by
+    ``max_j ((j + 1) C / v - (j pp + 1) b)``, j = 0..v-1, and at least 0. Plain 1F1B (v = 1):
+    C - stage_time, the last backward only; the drain's idle time comes before the stage's last
+    backward, not after it. ``tests/unit/perf/test_pipeline_window.py`` checks this against an
+    event simulation of the schedule."""
+    chunk = stage_time / vpp
+    exposed = np.maximum(comm / vpp - chunk, 0.0)
+    for j in range(1, int(np.max(vpp, initial=1.0))):
+        term = (j + 1.0) * comm / vpp - (j * pp + 1.0) * chunk
+        exposed = np.where(vpp > j, np.maximum(exposed, term), exposed)
+    return exposed
 
 
 def step_sync_s(cluster: Cluster, eff: Efficiency, num_gpus: FloatArray) -> FloatArray:

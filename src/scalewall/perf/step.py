@@ -27,7 +27,6 @@ from scalewall.perf.compute import (
     memory_bound_time_s,
 )
 from scalewall.perf.data_parallel import (
-    dp_overlap_windows,
     dp_times,
     step_sync_s,
 )
@@ -139,7 +138,7 @@ def step_model(
         eff,
         stack,
         (pick[0], pick[1]),
-        dp_overlap_windows(window_f, window_b, bubble, p.vpp),
+        (window_f, window_b),
         (stage_layers, window_f, window_b),
         micro_batches,
     )

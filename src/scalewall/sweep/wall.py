@@ -19,7 +19,7 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +49,15 @@ DEFAULT_KNEE_THRESHOLD = 0.5
 """Marginal efficiency below which adding GPUs no longer pays (each added GPU brings less than
 half the per-GPU throughput of the smallest size)."""
 
-LOSS_PARTS = ("compute_efficiency", *(p for p in BREAKDOWN_PARTS if p != "compute"), "goodput")
+LOSS_PARTS = (
+    "compute_efficiency",
+    *(p for p in BREAKDOWN_PARTS if p != "compute"),
+    "hash_collision",
+    "goodput",
+)
 """Loss attribution columns (``loss_<part>_frac``): the step model's breakdown parts with compute
-replaced by its efficiency loss; ``goodput`` is NaN unless asked for."""
+replaced by its efficiency loss; ``hash_collision`` is the share of the communication parts that
+ECMP hash collisions add (``hash_collision_s``); ``goodput`` is NaN unless asked for."""
 COMM_KINDS = tuple(p for p in BREAKDOWN_PARTS if p.endswith("_comm"))
 
 
@@ -96,7 +102,7 @@ def cluster_design(cluster: str | Path | Cluster | None, gpu: str | None) -> Clu
     else:
         gpu = gpu or DEFAULT_GPU
         systems = catalog.systems()
-        system = systems[gpu] if gpu in systems else default_system(gpu)
+        system = systems.get(gpu) or systems.get(catalog.normal_name(gpu)) or default_system(gpu)
         fabric, name = default_fabric(system), ""
     return ClusterDesign(
         system=system,
@@ -169,6 +175,20 @@ def _goodput_frac(
     return goodput(inputs).goodput_frac
 
 
+def hash_collision_s(
+    config: WallConfig, cluster: Cluster, plan: ParallelPlan, breakdown: dict[str, float]
+) -> dict[str, float]:
+    """Seconds per step each part loses to ECMP hash collisions (``perf.collectives``
+    ``hash_slowdown``): the part with the plan's flows hashed, less the same part with every
+    path evenly loaded (adaptive routing), which is the plan evaluated once more with
+    unbounded flows per path."""
+    from scalewall.api import estimate
+
+    even = replace(config.efficiency, ecmp_flows_per_path=math.inf)
+    clean = estimate(config.model, cluster, plan, stack=config.stack, efficiency=even).breakdown
+    return {k: max(v - clean.get(k, v), 0.0) for k, v in breakdown.items() if k != "compute"}
+
+
 def run_size(task: SizeTask) -> dict[str, Any]:
     """One size of the sweep as a JSON-ready row (a size with no plan is a row with a reason)."""
     config = task.config
@@ -206,7 +226,9 @@ def run_size(task: SizeTask) -> dict[str, Any]:
         row["reason"] = result.reason
         return row
     step = best.step_time_s
-    fracs = {k: v / step for k, v in best.breakdown.items()}
+    collisions = hash_collision_s(config, cluster, best.plan, best.breakdown)
+    fracs = {k: (v - collisions.get(k, 0.0)) / step for k, v in best.breakdown.items()}
+    fracs["hash_collision"] = sum(collisions.values()) / step
     losses = {k: fracs.get(k, 0.0) for k in LOSS_PARTS}
     losses["compute_efficiency"] = fracs["compute"] - best.mfu
     time_to_train_s = config.token_budget / best.tokens_per_s

@@ -25,6 +25,19 @@ VOCAB_PAD_MULTIPLE = 128
 """Megatron pads the vocabulary to a multiple of 128 x tp (``make_vocab_size_divisible_by``)."""
 GELU_FFN_MULTIPLE = 4
 """GPT-style FFN width (4 x hidden) when a source gives none."""
+SWIGLU_FFN_FRACTION = 2 / 3
+SWIGLU_FFN_ROUND = 64
+"""A SwiGLU FFN width a source does not give: Megatron-LM's ``--swiglu`` default,
+``int(4 * hidden * 2 / 3 / 64) * 64`` (megatron/training/arguments.py), which keeps the FFN's
+FLOPs those of a 4 x hidden GeLU FFN."""
+
+
+def default_ffn_hidden(hidden: int, activation: str) -> int:
+    """The FFN width Megatron-LM takes when none is given, for ``activation``."""
+    width = GELU_FFN_MULTIPLE * hidden
+    if activation == "swiglu":
+        return int(width * SWIGLU_FFN_FRACTION / SWIGLU_FFN_ROUND) * SWIGLU_FFN_ROUND
+    return width
 
 
 PUBLISHED_METRICS = (
@@ -96,6 +109,7 @@ class Case:
             "frontier",
             "megascale",
             "llmfoundry",
+            "torchtitan",
         ):
             if self.id.startswith(prefix):
                 return prefix
@@ -116,6 +130,13 @@ def scaling_runs_path() -> Path:
 def fsdp_runs_path() -> Path:
     """Published PyTorch FSDP runs (MosaicML LLM Foundry's H100 table) shipped in the package."""
     return Path(str(resources.files("scalewall.validation") / "data" / "fsdp_runs.json"))
+
+
+def torchtitan_runs_path() -> Path:
+    """torchtitan's FSDP weak-scaling pair (8 and 128 H100), a scaling check only: the runs
+    used 96 GB H100 at a 500 W power limit, which the catalog does not hold, so the file is not
+    among ``shipped_runs_paths`` (validate, fit and the memory test)."""
+    return Path(str(resources.files("scalewall.validation") / "data" / "torchtitan_runs.json"))
 
 
 def shipped_runs_paths() -> tuple[Path, ...]:
@@ -191,7 +212,8 @@ def _model(case_id: str, data: dict[str, Any], tp: int, base: Path | None = None
         hidden=data["hidden"],
         heads=data["heads"],
         kv_heads=data.get("kv_heads") or data["heads"],
-        ffn_hidden=data.get("ffn_hidden") or GELU_FFN_MULTIPLE * data["hidden"],
+        ffn_hidden=data.get("ffn_hidden")
+        or default_ffn_hidden(data["hidden"], data.get("activation") or "gelu"),
         vocab=vocab,
         activation=data.get("activation") or "gelu",
         source="validation case",

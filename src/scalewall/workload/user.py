@@ -18,9 +18,51 @@ _ACTIVATIONS = {
     "swiglu": "swiglu",
     "gelu": "gelu",
     "gelu_new": "gelu",
+    "gelu_fast": "gelu",
+    "gelu_python": "gelu",
     "gelu_pytorch_tanh": "gelu",
+    "gelu_10": "gelu",
+    "quick_gelu": "gelu",
     "relu": "relu",
+    "relu2": "relu",
 }
+"""``hidden_act`` of a model type this module does not know -> ``ModelSpec.activation``."""
+
+GATED_MLP_TYPES = frozenset(
+    {
+        "llama", "llama4_text", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
+        "qwen3_moe", "deepseek_v2", "deepseek_v3", "gemma", "gemma2", "gemma3_text",
+        "phi3", "olmo", "olmo2", "olmoe", "granite", "granitemoe", "cohere", "cohere2",
+        "internlm2", "baichuan", "minicpm", "exaone", "glm", "glm4", "glm4_moe", "dbrx",
+        "arctic", "ernie4_5", "ernie4_5_moe", "hunyuan_v1_dense", "hunyuan_v1_moe",
+        "smollm3", "seed_oss", "gpt_oss", "yi", "jetmoe",
+    }
+)  # fmt: skip
+"""transformers model types whose MLP is gated (gate, up and down matrices: three FFN GEMMs
+whatever the activation, e.g. Gemma's GeGLU), read from each type's ``modeling_*.py``."""
+
+UNGATED_MLP_TYPES = frozenset(
+    {
+        "gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "mpt", "phi", "starcoder2",
+        "gpt_bigcode", "nemotron", "codegen", "gpt_neo",
+    }
+)  # fmt: skip
+"""Model types with a two-matrix MLP (up and down)."""
+
+TIED_BY_DEFAULT_TYPES = frozenset(
+    {"gpt2", "opt", "bloom", "mpt", "falcon", "gemma", "gemma2", "gemma3_text", "gpt_bigcode"}
+)
+"""Model types whose config class defaults ``tie_word_embeddings`` to true (``save_pretrained``
+omits a key equal to its class default, so a missing key means that default)."""
+
+LEARNED_POSITION_TYPES = frozenset({"gpt2", "opt", "gpt_bigcode", "gpt_neo"})
+"""Model types with learned absolute position embeddings (``max_position_embeddings x hidden``
+parameters)."""
+
+BIASED_LINEAR_TYPES = frozenset(
+    {"gpt2", "opt", "bloom", "gpt_neox", "gptj", "phi", "gpt_bigcode", "starcoder2", "gpt_neo"}
+)
+"""Model types whose linear layers carry biases."""
 
 
 def _hf_get(cfg: dict[str, Any], *names: str, default: Any = None) -> Any:
@@ -50,62 +92,135 @@ def _hf_int(cfg: dict[str, Any], *names: str, default: int | None = None, where:
     return default
 
 
+def _text_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The language model's part of a multimodal config (``text_config``, as Llama 4, Gemma 3
+    and Mistral 3 write them); the config itself otherwise."""
+    text = cfg.get("text_config")
+    if isinstance(text, dict) and "hidden_size" not in cfg:
+        return {"model_type": cfg.get("model_type", "")} | text
+    return cfg
+
+
+def _sliding_window(cfg: dict[str, Any], layers: int, window: int) -> int:
+    """The window every layer uses, or 0 where some layers (or all) attend to the whole
+    sequence: Qwen2/3 write a window they do not use (``use_sliding_window: false``); Gemma 2/3
+    and gpt-oss alternate windowed and full layers (``layer_types``), which the one-window shape
+    cannot state, so those count as full attention (the slower, safe side)."""
+    if not window or cfg.get("use_sliding_window") is False:
+        return 0
+    kinds = cfg.get("layer_types")
+    if isinstance(kinds, list) and any(k != "sliding_attention" for k in kinds):
+        return 0
+    if cfg.get("sliding_window_pattern") or cfg.get("max_window_layers", layers) < layers:
+        return 0
+    return window
+
+
 def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     """Map a HuggingFace transformers ``config.json`` onto a ModelSpec.
 
-    Understands Llama/Mistral/Qwen-style dense configs, Mixtral (``num_local_experts``),
-    Qwen-MoE (``num_experts``) and DeepSeek-V2/V3 (MLA ranks, ``n_routed_experts``).
+    Understands Llama-style dense configs (Llama, Mistral, Qwen, Gemma, Phi-3, OLMo, ...),
+    GPT-2, GPT-NeoX, GPT-J, OPT, BLOOM, Falcon and MPT, Mixtral (``num_local_experts``),
+    Qwen-MoE (``num_experts``, ``decoder_sparse_step``, ``mlp_only_layers``), DeepSeek-V2/V3
+    (MLA ranks, ``n_routed_experts``) and multimodal configs' ``text_config``. The MLP has
+    three matrices for the gated model types (:data:`GATED_MLP_TYPES`) and two for the others;
+    an unknown type is read by its activation.
     """
     where = f"{name}"
     if not isinstance(cfg, dict):
         raise SpecError("config.json", type(cfg).__name__, "a JSON object", where=where)
+    cfg = _text_config(cfg)
+    attn_config = cfg.get("attn_config")
+    mpt_attn: dict[str, Any] = attn_config if isinstance(attn_config, dict) else {}
 
     def num(*names: str, default: int | None = None) -> int:
         return _hf_int(cfg, *names, default=default, where=where)
 
+    model_type = str(cfg.get("model_type") or "")
     hidden = num("hidden_size", "n_embd", "d_model")
-    heads = num("num_attention_heads", "n_head")
-    layers = num("num_hidden_layers", "n_layer")
+    heads = num("num_attention_heads", "n_head", "n_heads")
+    layers = num("num_hidden_layers", "n_layer", "n_layers")
     vocab = num("vocab_size")
     act = str(_hf_get(cfg, "hidden_act", "activation_function", default="silu"))
-    activation = _ACTIVATIONS.get(act)
+    if model_type in GATED_MLP_TYPES:
+        activation: str | None = "swiglu"
+    elif model_type in UNGATED_MLP_TYPES:
+        activation = "relu" if act == "relu" else "gelu"
+    else:
+        activation = _ACTIVATIONS.get(act)
     if activation is None:
         raise SpecError("hidden_act", act, f"one of {', '.join(_ACTIVATIONS)}", where=where)
+    if cfg.get("expansion_ratio") is not None:  # MPT
+        ffn_hidden = int(float(cfg["expansion_ratio"]) * hidden)
+    else:
+        ffn_hidden = num(
+            "intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size", default=4 * hidden
+        )
+    if model_type == "falcon":
+        if cfg.get("new_decoder_architecture"):
+            kv_heads = num("num_kv_heads", "n_head_kv", default=heads)
+        else:
+            kv_heads = 1 if cfg.get("multi_query", True) else heads
+    else:
+        kv_heads = num("num_key_value_heads", "num_kv_heads", "n_head_kv", default=heads)
     routed = num("n_routed_experts", "num_local_experts", "num_experts", default=0)
-    expert_ffn = num("moe_intermediate_size", default=0) or (
-        num("intermediate_size", default=4 * hidden) if routed else 0
-    )
+    expert_ffn = num("moe_intermediate_size", default=0) or (ffn_hidden if routed else 0)
     shared = num("n_shared_experts", default=0)
     shared_width = num("shared_expert_intermediate_size", default=0)
     if not shared and shared_width and expert_ffn:
         shared = shared_width // expert_ffn
+    first_dense = num("first_k_dense_replace", default=0)
+    dense_layers = cfg.get("mlp_only_layers")
+    if routed and isinstance(dense_layers, list) and dense_layers:
+        if sorted(dense_layers) != list(range(len(dense_layers))):
+            raise SpecError(
+                "mlp_only_layers", dense_layers, "the first layers (0, 1, ...) only", where=where
+            )
+        first_dense = max(first_dense, len(dense_layers))
+    if model_type in LEARNED_POSITION_TYPES:
+        position = "learned"
+    elif model_type == "bloom" or mpt_attn.get("alibi") or cfg.get("alibi"):
+        position = "alibi"
+    else:
+        position = "rope"
+    head_dim = num("head_dim", default=0)
+    if not head_dim and num("kv_lora_rank", default=0):
+        # Multi-head latent attention: the value (and no-RoPE query/key) head width, as the
+        # catalog's DeepSeek shapes state it.
+        head_dim = num("v_head_dim", "qk_nope_head_dim", default=0)
+    tied = cfg.get("tie_word_embeddings")
+    if tied is None:
+        tied = model_type in TIED_BY_DEFAULT_TYPES
     return ModelSpec(
         id=Path(name).stem,
         name=str(_hf_get(cfg, "_name_or_path", default=name)),
         layers=layers,
         hidden=hidden,
         heads=heads,
-        kv_heads=num("num_key_value_heads", default=heads),
-        ffn_hidden=num("intermediate_size", "n_inner", default=4 * hidden),
+        kv_heads=kv_heads,
+        ffn_hidden=ffn_hidden,
         vocab=vocab,
         activation=activation,
         source=f"HuggingFace config {name}",
-        head_dim=num("head_dim", default=0),
-        tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-        max_seq_len=num("max_position_embeddings", default=2048),
+        head_dim=head_dim,
+        tied_embeddings=bool(tied),
+        position_embedding=position,
+        max_seq_len=num("max_position_embeddings", "n_positions", "max_seq_len", default=2048),
         norm="rmsnorm" if "rms_norm_eps" in cfg else "layernorm",
+        linear_bias=model_type in BIASED_LINEAR_TYPES,
         routed_experts=routed,
         shared_experts=shared,
-        top_k=num("num_experts_per_tok", default=0),
+        top_k=num("num_experts_per_tok", "moe_topk", default=0),
         expert_ffn_hidden=expert_ffn,
-        first_dense_layers=num("first_k_dense_replace", default=0),
+        first_dense_layers=first_dense,
+        moe_layer_freq=num("decoder_sparse_step", "interleave_moe_layer_step", default=1) or 1,
         q_lora_rank=num("q_lora_rank", default=0),
         kv_lora_rank=num("kv_lora_rank", default=0),
         qk_nope_head_dim=num("qk_nope_head_dim", default=0),
         qk_rope_head_dim=num("qk_rope_head_dim", default=0),
         v_head_dim=num("v_head_dim", default=0),
         mtp_layers=num("num_nextn_predict_layers", default=0),
-        sliding_window=num("sliding_window", default=0),
+        sliding_window=_sliding_window(cfg, layers, num("sliding_window", default=0)),
     )
 
 

@@ -209,3 +209,35 @@ def test_plot_marks_the_knee(tmp_path: Path) -> None:
     write_wall_html(result, path)
     text = path.read_text()
     assert "knee: pipeline_bubble" in text and "plotly" in text
+
+
+def test_hash_collisions_are_attributed_where_traffic_crosses_hashed_tiers() -> None:
+    """MegaScale's 175B plan (tp 8, pp 8) on its RoCE Clos: at 256 GPUs everything sits under
+    one leaf (no hashed tier, no loss); at 12,288 the pipeline's neighbours are 1,536 GPUs apart
+    and cross the hashed core on every transfer, while the DP ring, 32 ranks per leaf, leaves
+    each leaf once and loads the spine too lightly to collide."""
+    from types import SimpleNamespace
+
+    from scalewall import catalog
+    from scalewall.perf.assumptions import Efficiency
+    from scalewall.plan.plan import ParallelPlan
+    from scalewall.stack import preset
+    from scalewall.sweep.wall import hash_collision_s
+    from scalewall.validation.runs import case_cluster, read_runs, scaling_runs_path
+
+    config = SimpleNamespace(
+        model=catalog.model("gpt3-175b"), stack=preset("megatron-lm-2023"), efficiency=Efficiency()
+    )
+    cases = {c.hardware["gpus"]: c for c in read_runs(scaling_runs_path())}
+    from scalewall.api import estimate
+
+    for gpus, expect_loss in ((256, False), (12288, True)):
+        cluster = case_cluster(cases[gpus].hardware)
+        plan = ParallelPlan(
+            tp=8, pp=8, dp=gpus // 64, micro_batch=1, global_batch=6144, seq_len=2048
+        )
+        breakdown = estimate(config.model, cluster, plan, stack=config.stack).breakdown
+        lost = hash_collision_s(config, cluster, plan, breakdown)  # type: ignore[arg-type]
+        assert lost["dp_comm"] == 0.0
+        assert (lost["pp_comm"] > 0.0) is expect_loss
+        assert sum(lost.values()) <= sum(v for k, v in breakdown.items() if k.endswith("_comm"))

@@ -1,0 +1,168 @@
+"""HuggingFace ``config.json`` files of many architectures read into shapes whose parameter count
+is the published one. Each config is the model's own file on the HuggingFace Hub (the fields
+that shape the model; tokenizer and runtime keys left out), named by its repository."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scalewall.errors import SpecError
+from scalewall.workload.counts import active_param_count, param_count
+from scalewall.workload.user import model_from_hf_config
+
+CONFIGS: dict[str, tuple[dict[str, Any], float]] = {
+    # repository: (config.json fields, published total parameters)
+    "meta-llama/Meta-Llama-3-8B": (
+        {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32,
+         "vocab_size": 128256, "hidden_act": "silu", "rms_norm_eps": 1e-5,
+         "max_position_embeddings": 8192, "tie_word_embeddings": False},
+        8.03e9,
+    ),
+    "mistralai/Mistral-7B-v0.1": (
+        {"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32,
+         "vocab_size": 32000, "hidden_act": "silu", "rms_norm_eps": 1e-5,
+         "sliding_window": 4096, "tie_word_embeddings": False},
+        7.24e9,
+    ),
+    "Qwen/Qwen2.5-7B": (
+        {"model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944,
+         "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28,
+         "vocab_size": 152064, "hidden_act": "silu", "rms_norm_eps": 1e-6,
+         "sliding_window": 131072, "use_sliding_window": False, "max_window_layers": 28,
+         "tie_word_embeddings": False},
+        7.62e9,
+    ),
+    "Qwen/Qwen3-30B-A3B": (
+        {"model_type": "qwen3_moe", "hidden_size": 2048, "intermediate_size": 6144,
+         "moe_intermediate_size": 768, "num_experts": 128, "num_experts_per_tok": 8,
+         "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+         "num_hidden_layers": 48, "vocab_size": 151936, "hidden_act": "silu",
+         "rms_norm_eps": 1e-6, "decoder_sparse_step": 1, "mlp_only_layers": [],
+         "use_sliding_window": False, "sliding_window": None, "tie_word_embeddings": False},
+        30.5e9,
+    ),
+    "mistralai/Mixtral-8x7B-v0.1": (
+        {"model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336,
+         "num_local_experts": 8, "num_experts_per_tok": 2, "num_attention_heads": 32,
+         "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 32000,
+         "hidden_act": "silu", "rms_norm_eps": 1e-5, "sliding_window": None,
+         "tie_word_embeddings": False},
+        46.7e9,
+    ),
+    "deepseek-ai/DeepSeek-V3": (
+        {"model_type": "deepseek_v3", "hidden_size": 7168, "intermediate_size": 18432,
+         "moe_intermediate_size": 2048, "n_routed_experts": 256, "n_shared_experts": 1,
+         "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1,
+         "num_attention_heads": 128, "num_key_value_heads": 128, "num_hidden_layers": 61,
+         "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+         "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 129280,
+         "hidden_act": "silu", "rms_norm_eps": 1e-6, "num_nextn_predict_layers": 1,
+         "tie_word_embeddings": False},
+        671e9,
+    ),
+    "google/gemma-7b": (
+        {"model_type": "gemma", "hidden_size": 3072, "intermediate_size": 24576,
+         "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 256,
+         "num_hidden_layers": 28, "vocab_size": 256000, "hidden_act": "gelu",
+         "rms_norm_eps": 1e-6},
+        8.54e9,
+    ),
+    "openai-community/gpt2-xl": (
+        {"model_type": "gpt2", "n_embd": 1600, "n_layer": 48, "n_head": 25, "n_inner": None,
+         "n_positions": 1024, "vocab_size": 50257, "activation_function": "gelu_new"},
+        1.56e9,
+    ),
+    "facebook/opt-1.3b": (
+        {"model_type": "opt", "hidden_size": 2048, "ffn_dim": 8192, "num_attention_heads": 32,
+         "num_hidden_layers": 24, "vocab_size": 50272, "activation_function": "relu",
+         "max_position_embeddings": 2048, "word_embed_proj_dim": 2048},
+        1.3e9,
+    ),
+    "bigscience/bloom-7b1": (
+        {"model_type": "bloom", "hidden_size": 4096, "n_head": 32, "n_layer": 30,
+         "vocab_size": 250880},
+        7.07e9,
+    ),
+    "tiiuae/falcon-7b": (
+        {"model_type": "falcon", "hidden_size": 4544, "num_attention_heads": 71,
+         "num_hidden_layers": 32, "multi_query": True, "new_decoder_architecture": False,
+         "vocab_size": 65024, "parallel_attn": True},
+        6.92e9,
+    ),
+    "tiiuae/falcon-40b": (
+        {"model_type": "falcon", "hidden_size": 8192, "num_attention_heads": 128,
+         "num_hidden_layers": 60, "num_kv_heads": 8, "new_decoder_architecture": True,
+         "vocab_size": 65024},
+        41.8e9,
+    ),
+    "mosaicml/mpt-7b": (
+        {"model_type": "mpt", "d_model": 4096, "n_heads": 32, "n_layers": 32,
+         "expansion_ratio": 4, "max_seq_len": 2048, "vocab_size": 50432,
+         "attn_config": {"alibi": True}},
+        6.65e9,
+    ),
+    "EleutherAI/gpt-neox-20b": (
+        {"model_type": "gpt_neox", "hidden_size": 6144, "intermediate_size": 24576,
+         "num_attention_heads": 64, "num_hidden_layers": 44, "vocab_size": 50432,
+         "hidden_act": "gelu_fast", "tie_word_embeddings": False},
+        20.6e9,
+    ),
+    "microsoft/Phi-3-mini-4k-instruct": (
+        {"model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192,
+         "num_attention_heads": 32, "num_key_value_heads": 32, "num_hidden_layers": 32,
+         "vocab_size": 32064, "hidden_act": "silu", "rms_norm_eps": 1e-5,
+         "tie_word_embeddings": False},
+        3.82e9,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("repo", sorted(CONFIGS))
+def test_config_reads_to_the_published_parameter_count(repo: str) -> None:
+    cfg, published = CONFIGS[repo]
+    model = model_from_hf_config(cfg, repo)
+    counted = param_count(model)  # DeepSeek-V3's 671B and this count leave out its MTP module
+    assert counted == pytest.approx(published, rel=0.02), (repo, counted)
+
+
+def test_deepseek_config_is_the_catalog_shape() -> None:
+    from scalewall import catalog
+
+    read = model_from_hf_config(CONFIGS["deepseek-ai/DeepSeek-V3"][0], "d")
+    assert param_count(read) == pytest.approx(param_count(catalog.model("deepseek-v3")), rel=1e-9)
+    assert active_param_count(read) == pytest.approx(37e9, rel=0.02)
+
+
+def test_multimodal_text_config_is_the_language_model() -> None:
+    cfg, published = CONFIGS["meta-llama/Meta-Llama-3-8B"]
+    wrapped = {"model_type": "llava", "text_config": cfg, "vision_config": {"hidden_size": 1024}}
+    assert param_count(model_from_hf_config(wrapped, "x")) == pytest.approx(published, rel=0.02)
+
+
+def test_windows_that_are_written_but_unused_are_full_attention() -> None:
+    assert model_from_hf_config(CONFIGS["Qwen/Qwen2.5-7B"][0], "q").sliding_window == 0
+    assert model_from_hf_config(CONFIGS["mistralai/Mistral-7B-v0.1"][0], "m").sliding_window == 4096
+    alternating = CONFIGS["mistralai/Mistral-7B-v0.1"][0] | {
+        "layer_types": ["sliding_attention", "full_attention"] * 16
+    }
+    assert model_from_hf_config(alternating, "g").sliding_window == 0
+
+
+def test_gated_gelu_has_three_ffn_matrices_and_gpt_two() -> None:
+    assert model_from_hf_config(CONFIGS["google/gemma-7b"][0], "g").activation == "swiglu"
+    assert model_from_hf_config(CONFIGS["EleutherAI/gpt-neox-20b"][0], "n").activation == "gelu"
+
+
+def test_qwen3_moe_activates_three_billion() -> None:
+    model = model_from_hf_config(CONFIGS["Qwen/Qwen3-30B-A3B"][0], "q")
+    assert active_param_count(model) == pytest.approx(3.3e9, rel=0.05)
+
+
+def test_dense_layers_not_at_the_front_are_refused() -> None:
+    cfg = CONFIGS["Qwen/Qwen3-30B-A3B"][0] | {"mlp_only_layers": [5, 7]}
+    with pytest.raises(SpecError, match="mlp_only_layers"):
+        model_from_hf_config(cfg, "q")
