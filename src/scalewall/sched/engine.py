@@ -224,6 +224,11 @@ class Simulation:
         self.lost_by_kind = {"failure": 0.0, "preemption": 0.0}
         self.preemption_log: list[tuple[float, int, int, tuple[int, ...]]] = []
         """Per preemption: (time, victim, the job it made room for, the nodes they share)."""
+        self._no_room: set[tuple[int, frozenset[int]]] = set()
+        """(shape, nodes avoided) that found no placement at cluster generation
+        ``_no_room_generation``: placement is a function of the cluster's state, so the same
+        shape fails again until something changes (a long queue holds many jobs of few shapes)."""
+        self._no_room_generation = -1
         self._dirty = True
         """Something a queue pass depends on changed since the last pass (an arrival, freed or
         returned capacity). Without a change a pass would start nothing: no policy's choice
@@ -287,8 +292,15 @@ class Simulation:
         self, job: int, *, borrowed: bool = False, avoid: frozenset[int] | set[int] = frozenset()
     ) -> bool:
         request = self.requests[job]
+        key = (request.shape_id, frozenset(avoid))
+        if self._no_room_generation != self.cluster.generation:
+            self._no_room.clear()
+            self._no_room_generation = self.cluster.generation
+        if key in self._no_room:
+            return False
         placement = self._place_avoiding(request, avoid)
         if placement is None:
+            self._no_room.add(key)
             return False
         self.cluster.allocate(placement)
         self.placement.allocated(placement, request)
@@ -322,14 +334,15 @@ class Simulation:
         self, request: Request, avoid: frozenset[int] | set[int]
     ) -> Placement | None:
         """The placement policy's choice with the nodes in ``avoid`` held unschedulable."""
-        hidden = [n for n in avoid if self.cluster.schedulable[n]]
-        for node in hidden:
-            self.cluster.set_schedulable(node, False)
+        if not avoid:
+            return self.placement.place(self.cluster, request)
+        nodes = np.fromiter(avoid, np.int64, len(avoid))
+        hidden = nodes[self.cluster.schedulable[nodes]]
+        self.cluster.set_schedulable_many(hidden, False)
         try:
             return self.placement.place(self.cluster, request)
         finally:
-            for node in hidden:
-                self.cluster.set_schedulable(node, True)
+            self.cluster.set_schedulable_many(hidden, True)
 
     def reservation(self, job: int, taken: set[int]) -> tuple[float, set[int]]:
         request = self.requests[job]
