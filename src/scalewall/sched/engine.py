@@ -26,6 +26,7 @@ from scalewall.errors import SpecError
 from scalewall.sched.cluster import GPU_MILLI, Cluster, Placement
 from scalewall.sched.duration import DurationModel, JobView, TierSlowdownModel, summarize
 from scalewall.sched.jobs import JobTable, Request
+from scalewall.sched.pending import PendingOrder
 from scalewall.sched.policies import make_placement, make_queue
 
 DAY_S = 86_400.0
@@ -195,6 +196,8 @@ class Simulation:
         self.requests: list[Request] = self._jobs.requests(self.cluster)
         self.state = JobState(n=len(self._jobs))
         self._pending: list[int] = []
+        self._orders: dict[str, PendingOrder] = {}
+        """The pending jobs in each order a policy asked for (``pending_in_order``)."""
         self._running: dict[int, float] = {}
         self.where: dict[int, Placement] = {}
         self._borrowed: set[int] = set()
@@ -229,6 +232,11 @@ class Simulation:
         ``_no_room_generation``: placement is a function of the cluster's state, so the same
         shape fails again until something changes (a long queue holds many jobs of few shapes)."""
         self._no_room_generation = -1
+        self._reservations: dict[tuple[int, frozenset[int]], tuple[float, frozenset[int]]] = {}
+        """Reservations (expected end, nodes) by (shape, nodes taken) at cluster generation
+        ``_reservation_generation``: running jobs' expected ends do not move while the cluster
+        does not change, so passes after arrivals alone reuse them."""
+        self._reservation_generation = -1
         self._dirty = True
         """Something a queue pass depends on changed since the last pass (an arrival, freed or
         returned capacity). Without a change a pass would start nothing: no policy's choice
@@ -275,6 +283,20 @@ class Simulation:
     def borrowed(self, job: int) -> bool:
         return job in self._borrowed
 
+    def pending_in_order(self, order: str) -> PendingOrder:
+        if order not in self._orders:
+            jobs = self._jobs
+            keys = {
+                "priority": (-jobs.priority,),
+                "est_run": (jobs.est_run_s,),
+                "tenant": (jobs.tenant,),
+            }
+            if order not in keys:
+                raise SpecError("order", order, f"valid: {', '.join(keys)}")
+            groups = jobs.tenant if order == "tenant" else None
+            self._orders[order] = PendingOrder(keys[order], self._pending, groups=groups)
+        return self._orders[order]
+
     def usage_vector(self, tenant: int) -> npt.NDArray[np.float64]:
         return np.array(
             [
@@ -304,7 +326,7 @@ class Simulation:
             return False
         self.cluster.allocate(placement)
         self.placement.allocated(placement, request)
-        self._pending.pop(bisect.bisect_left(self._pending, job))
+        self._pending_remove(job)
         self._running[job] = self.now
         self.where[job] = placement
         if borrowed:
@@ -338,21 +360,35 @@ class Simulation:
             return self.placement.place(self.cluster, request)
         nodes = np.fromiter(avoid, np.int64, len(avoid))
         hidden = nodes[self.cluster.schedulable[nodes]]
+        generation = self.cluster.generation
         self.cluster.set_schedulable_many(hidden, False)
         try:
             return self.placement.place(self.cluster, request)
         finally:
             self.cluster.set_schedulable_many(hidden, True)
+            self.cluster.generation = generation  # the same state as before
 
     def reservation(self, job: int, taken: set[int]) -> tuple[float, set[int]]:
         request = self.requests[job]
+        key = (request.shape_id, frozenset(taken))
+        if self._reservation_generation != self.cluster.generation:
+            self._reservations.clear()
+            self._reservation_generation = self.cluster.generation
+        if key not in self._reservations:
+            self._reservations[key] = self._find_reservation(request, taken)
+        end_s, nodes = self._reservations[key]
+        return (max(end_s, self.now), set(nodes))
+
+    def _find_reservation(self, request: Request, taken: set[int]) -> tuple[float, frozenset[int]]:
+        """Release running jobs in the order they are expected to end until the placement
+        finds room (skipping the placement calls until enough GPUs are free at all); the
+        cluster is then restored, its generation included, since its state is unchanged."""
+        generation = self.cluster.generation
         ends = sorted((self.expected_end_s(j), j) for j in self._running)
         need = request.gpu_demand_milli
         free = self.free_gpu_milli
         released: list[int] = []
-        found: tuple[float, set[int]] = (math.inf, set())
-        # Release running jobs in the order they are expected to end; skip the placement
-        # calls until enough GPUs are free at all.
+        found: tuple[float, frozenset[int]] = (math.inf, frozenset())
         for end_s, other in ends:
             self.cluster.release(self.where[other])
             released.append(other)
@@ -361,10 +397,11 @@ class Simulation:
                 continue
             placement = self._place_avoiding(request, taken)
             if placement is not None:
-                found = (max(end_s, self.now), set(placement.nodes))
+                found = (end_s, frozenset(placement.nodes))
                 break
         for other in released:
             self.cluster.allocate(self.where[other])
+        self.cluster.generation = generation
         return found
 
     def preempt(self, job: int) -> None:
@@ -458,6 +495,16 @@ class Simulation:
         # A quota for a tenant without jobs is allowed (an idle queue) and simply unused.
         return np.array([int(quota_gpus.get(t, 0.0) * GPU_MILLI) for t in names], dtype=np.int64)
 
+    def _pending_add(self, job: int) -> None:
+        bisect.insort(self._pending, job)
+        for order in self._orders.values():
+            order.add(job)
+
+    def _pending_remove(self, job: int) -> None:
+        self._pending.pop(bisect.bisect_left(self._pending, job))
+        for order in self._orders.values():
+            order.remove(job)
+
     def _push(self, time_s: float, kind: int, arg: int) -> None:
         """Queue an event; a finish event carries the job's epoch, so one made stale by a
         preemption or failure is recognised and dropped."""
@@ -502,7 +549,7 @@ class Simulation:
         self.state.lost_gpu_s[job] += lost
         self.lost_by_kind[why] += lost
         self.state.work_done_s[job] = kept
-        bisect.insort(self._pending, job)
+        self._pending_add(job)
 
     def _finish(self, job: int) -> None:
         ran = self._release(job)
@@ -620,7 +667,7 @@ class Simulation:
                     work_left -= 1
             elif kind == ARRIVE:
                 self.arrivals_left -= 1
-                bisect.insort(self._pending, arg)
+                self._pending_add(arg)
                 self._dirty = True
                 self.events.append((self.now, "arrive", arg))
             elif kind == FAIL:

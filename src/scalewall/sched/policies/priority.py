@@ -16,8 +16,7 @@ class PriorityPreemptQueue:
     name = "priority"
 
     def schedule(self, view: SchedulerView) -> None:
-        prio = view.jobs.priority
-        for job in sorted(view.pending, key=lambda j: (-prio[j], j)):
+        for job in view.pending_in_order("priority"):
             if view.try_start(job):
                 continue
             if not self._preempt_for(view, job):

@@ -7,7 +7,7 @@ run's placement policy by ``try_start``, so any queueing policy combines with an
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
 import numpy as np
@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from scalewall.errors import SpecError
 from scalewall.sched.jobs import JobTable
+from scalewall.sched.pending import PendingOrder
 
 
 class SchedulerView(Protocol):
@@ -51,6 +52,11 @@ class SchedulerView(Protocol):
 
     @property
     def total_gpu_milli(self) -> int: ...
+
+    def pending_in_order(self, order: str) -> PendingOrder:
+        """The pending jobs kept sorted by ``order``: ``priority`` (highest first),
+        ``est_run`` (shortest estimate first) or ``tenant`` (by tenant index); ties in arrival
+        order. Kept up to date as jobs arrive, start and wait again."""
 
     def try_start(
         self, job: int, *, borrowed: bool = False, avoid: frozenset[int] | set[int] = frozenset()
@@ -121,8 +127,15 @@ def gpu_milli(jobs: JobTable, job: int) -> int:
     return int(jobs.num_gpu[job] * jobs.gpu_milli[job])
 
 
-def start_in_order(view: SchedulerView, order: list[int]) -> None:
+def start_in_order(view: SchedulerView, order: Iterable[int]) -> None:
     """Start jobs in ``order`` until one does not fit (no job overtakes a blocked one)."""
     for job in order:
         if not view.try_start(job):
             return
+
+
+def tenant_queues(view: SchedulerView) -> dict[int, Iterator[int]]:
+    """Each tenant with jobs -> its pending jobs in arrival order (read lazily from the
+    ``tenant`` order, so a pass touches only the jobs it looks at)."""
+    order = view.pending_in_order("tenant")
+    return {tenant: order.between(lo, hi) for tenant, (lo, hi) in order.groups.items()}

@@ -10,7 +10,14 @@ non-borrowed usage never exceeds its quota. Within a tenant, jobs go in arrival 
 
 from __future__ import annotations
 
-from scalewall.sched.policies.queueing import SchedulerView, gpu_milli, register_queue
+import heapq
+
+from scalewall.sched.policies.queueing import (
+    SchedulerView,
+    gpu_milli,
+    register_queue,
+    tenant_queues,
+)
 
 
 @register_queue("quota")
@@ -20,21 +27,23 @@ class QuotaQueue:
     name = "quota"
 
     def schedule(self, view: SchedulerView) -> None:
+        """Pending jobs in arrival order over all tenants (a merge of the tenants' queues);
+        a tenant whose job cannot start waits for the rest of the pass."""
         jobs = view.jobs
-        blocked: set[int] = set()
-        for job in list(view.pending):
-            tenant = int(jobs.tenant[job])
-            if tenant in blocked:
-                continue
+        queues = tenant_queues(view)
+        heads = [(job, t) for t, q in queues.items() if (job := next(q, None)) is not None]
+        heapq.heapify(heads)
+        while heads:
+            job, tenant = heapq.heappop(heads)
             need = gpu_milli(jobs, job)
             own = self._own_use(view, tenant) + need <= view.quota_gpu_milli[tenant]
             cohort_free = view.cohort_gpu_milli - int(view.tenant_gpu_milli.sum())
             if own:
-                if view.try_start(job) or self._reclaim(view, job):
-                    continue
-            elif need <= cohort_free and view.try_start(job, borrowed=True):
-                continue
-            blocked.add(tenant)
+                started = view.try_start(job) or self._reclaim(view, job)
+            else:
+                started = need <= cohort_free and view.try_start(job, borrowed=True)
+            if started and (following := next(queues[tenant], None)) is not None:
+                heapq.heappush(heads, (following, tenant))
 
     def _own_use(self, view: SchedulerView, tenant: int) -> int:
         jobs = view.jobs
