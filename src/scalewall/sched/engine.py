@@ -28,6 +28,7 @@ from scalewall.sched.duration import DurationModel, JobView, TierSlowdownModel, 
 from scalewall.sched.jobs import JobTable, Request
 from scalewall.sched.pending import PendingOrder
 from scalewall.sched.policies import make_placement, make_queue
+from scalewall.sched.policies.base import fits_when_empty
 
 DAY_S = 86_400.0
 
@@ -65,6 +66,9 @@ class FailureModel:
                 raise SpecError(name, getattr(self, name), "must be a non-negative integer")
 
 
+NEVER_FIT = ("skip", "reject")
+"""What ``SimConfig.never_fit`` may say."""
+
 MIN_SAMPLE_INTERVAL_S = 60.0
 """Shortest time-series sampling period: trace clocks tick in seconds and jobs run for minutes
 to weeks, so finer samples add events (a year at one a second is 3e7) without changing any
@@ -100,6 +104,13 @@ class SimConfig:
     a batch scheduler's time limit ends an overrunning job; inf: no limit."""
     max_victims: int = 64
     """Most running jobs one preemption looks at, cheapest first (bounds a pass's cost)."""
+    never_fit: str = "skip"
+    """A job that cannot fit the cluster even when it is empty (more GPUs than it has, or a
+    shape no node holds): ``skip`` leaves it out of the replay with a warning (``skipped``
+    per job) instead of letting it block the queue forever; ``reject`` stops with an error."""
+    long_wait_warning_s: float = 7 * DAY_S
+    """A warning is recorded once when the oldest waiting job has waited this long (a queue
+    blocked by a job that needs most of the cluster)."""
 
     def __post_init__(self) -> None:
         if self.seed < 0:
@@ -108,6 +119,9 @@ class SimConfig:
         _check_number("min_run_before_preempt_s", self.min_run_before_preempt_s, 0.0)
         if not (self.walltime_factor > 0 and not math.isnan(self.walltime_factor)):
             raise SpecError("walltime_factor", self.walltime_factor, "a number > 0, or inf")
+        if self.never_fit not in NEVER_FIT:
+            raise SpecError("never_fit", self.never_fit, f"valid: {', '.join(NEVER_FIT)}")
+        _check_number("long_wait_warning_s", self.long_wait_warning_s, 0.0, strict=True)
         if self.max_victims < 1:
             raise SpecError("max_victims", self.max_victims, "must be a positive integer")
         if not MIN_SAMPLE_INTERVAL_S <= self.sample_interval_s < math.inf:
@@ -147,6 +161,8 @@ class JobState:
     """Ended at its time limit before its work was done."""
     limit_hit: npt.NDArray[np.bool_] = field(init=False)
     """The current attempt's end event is its time limit."""
+    skipped: npt.NDArray[np.bool_] = field(init=False)
+    """Left out of the replay: it could never fit the cluster (``SimConfig.never_fit``)."""
 
     def __post_init__(self) -> None:
         self.first_start_s = np.full(self.n, np.nan)
@@ -162,6 +178,7 @@ class JobState:
         self.wall_used_s = np.zeros(self.n)
         self.timed_out = np.zeros(self.n, dtype=bool)
         self.limit_hit = np.zeros(self.n, dtype=bool)
+        self.skipped = np.zeros(self.n, dtype=bool)
 
 
 class Simulation:
@@ -237,6 +254,9 @@ class Simulation:
         ``_reservation_generation``: running jobs' expected ends do not move while the cluster
         does not change, so passes after arrivals alone reuse them."""
         self._reservation_generation = -1
+        self.warnings: list[str] = []
+        """Conditions a reader of the results should know of (jobs skipped, a stuck queue)."""
+        self._waited_long = False
         self._dirty = True
         """Something a queue pass depends on changed since the last pass (an arrival, freed or
         returned capacity). Without a change a pass would start nothing: no policy's choice
@@ -425,15 +445,21 @@ class Simulation:
         request = self.requests[job]
         released: list[int] = []
         found: Placement | None = None
+        generation = self.cluster.generation
+        free = self.free_gpu_milli
         for victim in order:
             self.cluster.release(self.where[victim])
             released.append(victim)
+            free += self.requests[victim].gpu_demand_milli
+            if free < request.gpu_demand_milli:
+                continue  # no placement before this many GPUs are free at all
             found = self.placement.place(self.cluster, request)
             if found is not None:
                 break
         if found is None:
             for victim in released:
                 self.cluster.allocate(self.where[victim])
+            self.cluster.generation = generation  # the same state as before
             return False
         needed = self._prune_victims(request, released, found)
         for victim in needed:
@@ -635,13 +661,16 @@ class Simulation:
         assert np.array_equal(cpu + c.cpu_free, c.cpu_cap)
         c.check_aggregates()
         assert not set(self._pending) & set(self._running)
-        done = int(np.isfinite(self.state.end_s).sum())
+        done = int(np.isfinite(self.state.end_s).sum() + self.state.skipped.sum())
         arrived = len(self._jobs) - self.arrivals_left
         assert len(self._pending) + len(self._running) + done == arrived
 
     def run(self) -> None:
         """Run to the end: every job finished, or nothing left that can ever start."""
-        for job in range(len(self._jobs)):
+        never = self._never_fit()
+        self.state.skipped[never] = True
+        self.arrivals_left -= len(never)
+        for job in np.flatnonzero(~self.state.skipped).tolist():
             self._push(float(self._jobs.submit_s[job]), ARRIVE, job)
         failures = self.config.failures
         if failures is not None:
@@ -656,7 +685,7 @@ class Simulation:
                 self._schedule_failure(node)
             self._push_trace_failures(failures)
         self._push(0.0, SAMPLE, 0)
-        work_left = len(self._jobs)
+        work_left = len(self._jobs) - len(never)
         while self.heap and work_left:
             time_s, kind, _, arg, epoch = heapq.heappop(self.heap)
             assert time_s >= self.now
@@ -689,9 +718,46 @@ class Simulation:
                 self.queue.schedule(self)  # once per instant, after all its events
             if self.config.check_invariants:
                 self._check()
+            if self._pending and not self._waited_long:
+                self._warn_long_wait()
             if self._stuck():
+                self.warnings.append(
+                    f"queue stuck at {self.now:.0f} s: {len(self._pending)} waiting jobs cannot "
+                    "start and nothing running, arriving or under repair will change that"
+                )
                 break
         self._sample()
+
+    def _warn_long_wait(self) -> None:
+        oldest = self._pending[0]  # job indices grow with submit time
+        waited = self.now - float(self._jobs.submit_s[oldest])
+        if waited >= self.config.long_wait_warning_s:
+            self._waited_long = True
+            self.warnings.append(
+                f"job {self._jobs.job_id[oldest]} ({self._jobs.num_gpu[oldest]} GPUs) had "
+                f"waited {waited / DAY_S:.1f} days at {self.now:.0f} s with "
+                f"{len(self._pending)} jobs waiting"
+            )
+
+    def _never_fit(self) -> npt.NDArray[np.int64]:
+        """Jobs whose shape fits no node or gang of the empty cluster; rejected or warned of."""
+        shapes = np.array([r.shape_id for r in self.requests], dtype=np.int64)
+        first = {int(s): j for j, s in reversed(list(enumerate(shapes.tolist())))}
+        fresh = self.cluster.copy_fresh()
+        bad = [s for s, j in first.items() if not fits_when_empty(fresh, self.requests[j])]
+        never = np.flatnonzero(np.isin(shapes, bad))
+        if never.size == 0:
+            return never
+        job = int(never[0])
+        what = (
+            f"job {self._jobs.job_id[job]} asks {self._jobs.num_gpu[job]} GPUs "
+            f"x {self._jobs.gpu_milli[job]} milli-GPU, {self._jobs.cpu_milli[job]} milli-CPU; "
+            f"the cluster has {self.cluster.total_gpus} GPUs, {self.cluster.gpu_slots} a node"
+        )
+        if self.config.never_fit == "reject":
+            raise SpecError("never_fit", "reject", f"{never.size} jobs can never fit: {what}")
+        self.warnings.append(f"{never.size} jobs can never fit and were skipped ({what})")
+        return never
 
     def _stuck(self) -> bool:
         """Nothing runs, nothing will arrive or return, and the queue cannot move."""

@@ -78,6 +78,18 @@ def single_node(node: int, slots: tuple[int, ...], request: Request) -> Placemen
     )
 
 
+def fits_when_empty(fresh: Cluster, request: Request) -> bool:
+    """True when ``request`` fits ``fresh`` (a cluster with every node free and schedulable,
+    ``Cluster.copy_fresh``): on one node (CPU, memory, GPU model, GPU count), or as a gang of
+    whole GPUs over nodes of its models. A request that fails this never starts, whatever the
+    policies do."""
+    if needs_gang(fresh, request):
+        if request.gpu_milli < GPU_MILLI:
+            return False
+        return int(ScoredPlacement().gang_capacity(fresh, request).sum()) >= request.num_gpu
+    return bool(feasible_nodes(fresh, request).any())
+
+
 def needs_gang(cluster: Cluster, request: Request) -> bool:
     """True when the request asks for more GPUs than the largest node has."""
     return request.num_gpu > cluster.gpu_slots
