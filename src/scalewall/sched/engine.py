@@ -230,6 +230,7 @@ class Simulation:
         num_tenants = len(self._jobs.tenant_names)
         self._tenant_milli = np.zeros(num_tenants, dtype=np.int64)
         self._tenant_cpu = np.zeros(num_tenants, dtype=np.int64)
+        self._tenant_borrowed = np.zeros(num_tenants, dtype=np.int64)
         self._tenant_mem = np.zeros(num_tenants, dtype=np.int64)
         self._quota = self._quotas(config.quota_gpus)
         self._cohort = (
@@ -283,6 +284,10 @@ class Simulation:
     @property
     def tenant_gpu_milli(self) -> npt.NDArray[np.int64]:
         return self._tenant_milli
+
+    @property
+    def tenant_borrowed_gpu_milli(self) -> npt.NDArray[np.int64]:
+        return self._tenant_borrowed
 
     @property
     def quota_gpu_milli(self) -> npt.NDArray[np.int64]:
@@ -544,6 +549,8 @@ class Simulation:
         tenant = int(self._jobs.tenant[job])
         gpus = sum(len(slots) for slots in placement.gpu_slots)
         self._tenant_milli[tenant] += sign * gpus * placement.gpu_milli
+        if job in self._borrowed:
+            self._tenant_borrowed[tenant] += sign * gpus * placement.gpu_milli
         self._tenant_cpu[tenant] += sign * sum(placement.cpu_milli)
         self._tenant_mem[tenant] += sign * sum(placement.memory_bytes)
 
@@ -661,6 +668,10 @@ class Simulation:
         assert np.array_equal(cpu + c.cpu_free, c.cpu_cap)
         c.check_aggregates()
         assert not set(self._pending) & set(self._running)
+        borrowed = np.zeros_like(self._tenant_borrowed)
+        for job in self._borrowed:
+            borrowed[self._jobs.tenant[job]] += self.requests[job].gpu_demand_milli
+        assert np.array_equal(borrowed, self._tenant_borrowed)
         done = int(np.isfinite(self.state.end_s).sum() + self.state.skipped.sum())
         arrived = len(self._jobs) - self.arrivals_left
         assert len(self._pending) + len(self._running) + done == arrived

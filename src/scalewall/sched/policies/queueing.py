@@ -40,6 +40,10 @@ class SchedulerView(Protocol):
         """GPU capacity each tenant holds now, in milli-GPU."""
 
     @property
+    def tenant_borrowed_gpu_milli(self) -> npt.NDArray[np.int64]:
+        """The part of ``tenant_gpu_milli`` admitted on borrowed capacity."""
+
+    @property
     def quota_gpu_milli(self) -> npt.NDArray[np.int64]:
         """Each tenant's nominal quota in milli-GPU."""
 

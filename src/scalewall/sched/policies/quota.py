@@ -46,12 +46,8 @@ class QuotaQueue:
                 heapq.heappush(heads, (following, tenant))
 
     def _own_use(self, view: SchedulerView, tenant: int) -> int:
-        jobs = view.jobs
-        return sum(
-            gpu_milli(jobs, j)
-            for j in view.running
-            if jobs.tenant[j] == tenant and not view.borrowed(j)
-        )
+        """GPUs the tenant holds within its quota (not borrowed), in milli-GPU."""
+        return int(view.tenant_gpu_milli[tenant] - view.tenant_borrowed_gpu_milli[tenant])
 
     def _reclaim(self, view: SchedulerView, job: int) -> bool:
         """Start ``job`` on other tenants' borrowed GPUs; False when they would not do."""
