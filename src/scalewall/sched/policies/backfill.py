@@ -28,26 +28,43 @@ class EasyBackfillQueue:
     """Jobs that get a reservation per pass: 1 is EASY; more is conservative backfilling."""
 
     def schedule(self, view: SchedulerView) -> None:
-        pending = list(view.pending)
+        pending = view.pending  # try_start removes a started job from it
         while pending and view.try_start(pending[0]):
-            pending.pop(0)
+            pass
         if not pending:
             return
-        shadows: list[float] = []
-        reserved: set[int] = set()
-        first = view.reservation(pending[0], reserved)
-        shadows.append(first[0])
-        reserved |= first[1]
-        for job in pending[1 : 1 + self.depth]:
+        head = pending[0]
+        behind = pending[1 : 1 + self.depth]
+        shadow_s, nodes = view.reservation(head, set())
+        reserved = frozenset(nodes)
+        reservations = 1
+        requests = view.jobs.shape_id
+        # Shapes that found no room since the last start (anywhere / off the reserved nodes):
+        # the engine would answer the same, but a long queue repeats few shapes, and asking
+        # it costs a call per job.
+        full: set[int] = set()
+        full_off: set[int] = set()
+        for job in behind:
+            shape = int(requests[job])
             ends_s = view.now_s + float(view.jobs.est_run_s[job])
-            if ends_s <= min(shadows) and view.try_start(job):
-                continue
-            if view.try_start(job, avoid=reserved):
-                continue
-            if len(shadows) < self.reservations:
-                shadow_s, nodes = view.reservation(job, reserved)
-                shadows.append(shadow_s)
-                reserved |= nodes
+            if ends_s <= shadow_s and shape not in full:
+                if view.try_start(job):
+                    full.clear()
+                    full_off.clear()
+                    continue
+                full.add(shape)
+            if shape not in full_off:
+                if view.try_start(job, avoid=reserved):
+                    full.clear()
+                    full_off.clear()
+                    continue
+                full_off.add(shape)
+            if reservations < self.reservations:
+                job_shadow_s, nodes = view.reservation(job, set(reserved))
+                shadow_s = min(shadow_s, job_shadow_s)
+                reserved = reserved | nodes
+                reservations += 1
+                full_off.clear()  # more nodes avoided: a different question
 
 
 @register_queue("backfill-conservative")

@@ -54,11 +54,13 @@ class GpuClusteringPlacement(ScoredPlacement):
 
     def allocated(self, placement: Placement, request: Request) -> None:
         if request.num_gpu:
-            self.counts[list(placement.nodes), self._column(affinity_key(request))] += 1
+            column = self._column(affinity_key(request))  # may grow ``counts``: take it first
+            self.counts[list(placement.nodes), column] += 1
 
     def released(self, placement: Placement, request: Request) -> None:
         if request.num_gpu:
-            self.counts[list(placement.nodes), self._column(affinity_key(request))] -= 1
+            column = self._column(affinity_key(request))  # may grow ``counts``: take it first
+            self.counts[list(placement.nodes), column] -= 1
 
     def node_scores(self, cluster: Cluster, request: Request, cand: IntArray) -> FloatArray:
         if request.num_gpu == 0:
