@@ -218,6 +218,10 @@ class Simulation:
         self._running: dict[int, float] = {}
         self.where: dict[int, Placement] = {}
         self._borrowed: set[int] = set()
+        self._expected_end: dict[int, float] = {}
+        """Running job -> when it ends by its estimate."""
+        self._ends: list[tuple[float, int]] = []
+        """(expected end, job) of the running jobs, sorted (the order reservations release)."""
         self.node_jobs: dict[int, set[int]] = {}
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.repairs_pending = 0
@@ -332,6 +336,10 @@ class Simulation:
         )
 
     def expected_end_s(self, job: int) -> float:
+        return self._expected_end[job]
+
+    def _estimate_end(self, job: int) -> float:
+        """When a job just started ends by its estimate (fixed while it runs)."""
         left = max(float(self._jobs.est_run_s[job]) - float(self.state.work_done_s[job]), 0.0)
         return self._running[job] + left * float(self.state.slowdown[job])
 
@@ -366,6 +374,9 @@ class Simulation:
         )
         run_s = self.duration.run_time_s(view, summary)
         self.state.slowdown[job] = run_s / base if base > 0 else 1.0
+        end_s = self._estimate_end(job)
+        self._expected_end[job] = end_s
+        bisect.insort(self._ends, (end_s, job))
         self.state.tiers[job] = summary.tiers_crossed
         if math.isnan(self.state.first_start_s[job]):
             self.state.first_start_s[job] = self.now
@@ -409,7 +420,7 @@ class Simulation:
         finds room (skipping the placement calls until enough GPUs are free at all); the
         cluster is then restored, its generation included, since its state is unchanged."""
         generation = self.cluster.generation
-        ends = sorted((self.expected_end_s(j), j) for j in self._running)
+        ends = list(self._ends)
         need = request.gpu_demand_milli
         free = self.free_gpu_milli
         released: list[int] = []
@@ -557,6 +568,7 @@ class Simulation:
     def _release(self, job: int) -> float:
         """Take a running job off the cluster; returns the wall seconds it just ran."""
         placement = self.where.pop(job)
+        self._ends.pop(bisect.bisect_left(self._ends, (self._expected_end.pop(job), job)))
         self.cluster.release(placement)
         self.placement.released(placement, self.requests[job])
         for node in placement.nodes:
