@@ -179,6 +179,11 @@ def simulate_command(
     skip_bad_rows: bool = typer.Option(
         False, "--skip-bad-rows", help="Count and skip malformed trace rows."
     ),
+    never_fit: str = typer.Option(
+        "skip",
+        "--never-fit",
+        help="Jobs that cannot fit even the empty cluster: skip (with a warning) or reject.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     out: Path | None = typer.Option(None, "--out", help="Write jobs, timeseries, events here."),
     out_format: str = typer.Option("parquet", "--out-format", help="parquet or csv"),
@@ -209,7 +214,9 @@ def simulate_command(
         demand=demand,
     )
     duration = _duration(step_model, step_cluster or cluster, slowdown_per_tier)
-    config = SimConfig(checkpoint_interval_s=checkpoint_s, sample_interval_s=sample_s)
+    config = SimConfig(
+        checkpoint_interval_s=checkpoint_s, sample_interval_s=sample_s, never_fit=never_fit
+    )
     horizon = float(read.frame["submit_s"].max()) if len(read.frame) else 0.0
     with Progress(console=err_console, transient=True, disable=as_json) as bar:
         task = bar.add_task("simulating", total=max(horizon, 1.0))
@@ -225,6 +232,8 @@ def simulate_command(
             duration=duration,
             progress=lambda t: bar.update(task, completed=min(t, horizon)),
         )
+    for warning in result.summary["warnings"]:
+        err_console.print(f"warning: {warning}", soft_wrap=True)
     summary = {
         **result.summary,
         "trace": read.source,
