@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -97,6 +98,20 @@ def fitting_columns(
     return keep
 
 
+PIPED_WIDTH = 80
+"""Table width when stdout is not a terminal and ``COLUMNS`` is not set."""
+
+
+def table_width(out: Console) -> int:
+    """The width tables are fitted to: the terminal's, else ``COLUMNS``, else 80. (Rich's own
+    ``console.width`` reads the size of any terminal among stdin/stdout/stderr, so a piped
+    command run from a wide terminal would otherwise get that terminal's width.)"""
+    if out.is_terminal:
+        return out.width
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else PIPED_WIDTH
+
+
 def print_table(
     columns: Sequence[Column],
     rows: Sequence[Sequence[str]],
@@ -105,12 +120,13 @@ def print_table(
     wide: bool = False,
     out: Console | None = None,
 ) -> None:
-    """Print a table that fits the console (``console.width``: the terminal's, else
+    """Print a table that fits the console (``table_width``: the terminal's, else
     ``COLUMNS``, else 80): low-priority columns are dropped rather than squeezed, and one line
     says how many are hidden. ``wide`` shows every column (cells may wrap)."""
     out = out or console
-    keep = list(range(len(columns))) if wide else fitting_columns(columns, rows, out.width)
-    out.print(_table(columns, rows, keep, title))
+    width = table_width(out)
+    keep = list(range(len(columns))) if wide else fitting_columns(columns, rows, width)
+    out.print(_table(columns, rows, keep, title), width=width)
     hidden = len(columns) - len(keep)
     if hidden:
         out.print(
