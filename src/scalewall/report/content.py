@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from scalewall.plan.format import format_plan
 from scalewall.report.advice import CHECKPOINT_LOSS_LIMIT
 from scalewall.report.build import Report
 from scalewall.report.strings import strings
@@ -62,10 +63,8 @@ def duration(t: dict[str, str], seconds: float) -> str:
 
 
 def plan_text(plan: dict[str, Any]) -> str:
-    return (
-        f"TP{plan['tp']} PP{plan['pp']} CP{plan['cp']} DP{plan['dp']} "
-        f"(v{plan['vpp']}, ZeRO-{plan['zero']}, recompute {plan['recompute']})"
-    )
+    """The plan as every view writes it (``scalewall.plan.format_plan``)."""
+    return format_plan(plan, short=True)
 
 
 def loss_name(t: dict[str, str], part: str | None) -> str:
