@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from scalewall.cli.common import check_output_path
-from scalewall.cli.output import column, print_json, print_table, progress
+from scalewall.cli.output import column, err_console, print_json, print_table, progress
 from scalewall.errors import SpecError
 from scalewall.sched import api
 from scalewall.sched.duration import DurationModel, TierSlowdownModel
