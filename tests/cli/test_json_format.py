@@ -29,6 +29,24 @@ CASES = {
     "report": ["report", "--model", "llama3-8b", "--cluster", "h100-sxm-80gb:64", "-o", "r.html"],
     "estimate": ["estimate", "--model", "llama3-8b", "--gpus", "64", "--gpu", "h100-sxm-80gb"],
     "validation": ["validate", "--cases", "SMALL_RUNS"],
+    # one point, one plan shape, in this process: the document, not the search, is checked
+    "explore": [
+        "explore",
+        "-o",
+        "ds",
+        "--models",
+        "megatron-1.7b",
+        "--sizes",
+        "8",
+        "--tp",
+        "1",
+        "--pp",
+        "1",
+        "--max-micro-batch",
+        "1",
+        "--workers",
+        "1",
+    ],
 }
 
 

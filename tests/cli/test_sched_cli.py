@@ -112,7 +112,11 @@ def test_simulate_on_a_catalog_cluster() -> None:
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["cluster"]["gpus"] == 576 and summary["cluster"]["models"] == {"gb200": 576}
-    assert summary["finished"] + summary["unfinished"] == 200
+    # Kalos jobs reach 1,024 GPUs: those never fit 576 and are skipped, not left to block FIFO.
+    assert summary["skipped_never_fit"] > 0
+    assert summary["finished"] + summary["unfinished"] + summary["skipped_never_fit"] == 200
+    assert summary["finished"] > 150
+    assert "can never fit" in result.stderr
 
 
 def test_trace_failures_need_a_trace_that_has_them() -> None:

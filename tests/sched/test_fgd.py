@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import io
+from importlib import resources
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from scalewall.sched import api
@@ -103,3 +107,25 @@ def test_fgd_ahead_of_dotprod_on_gpu_sharing() -> None:
     runs = fgd_experiment(cluster, jobs, policies=("dotprod", "fgd"), config=config)
     alloc = runs[runs["demand_frac"] == 1.0].set_index("policy")["alloc_frac"]
     assert alloc["fgd"] >= alloc["dotprod"] + 0.03
+
+
+def _authors_alloc() -> dict[tuple[str, str], float]:
+    path = resources.files("scalewall.sched") / "data" / "openb" / "authors_alloc_at_100.csv"
+    table = pd.read_csv(io.StringIO(path.read_text()))
+    return {(r.workload, r.policy): r.alloc_pct / 100 for r in table.itertuples()}
+
+
+@pytest.mark.parametrize("workload", ["default", "gpuspec33"])
+def test_dotprod_and_clustering_reproduce_the_authors(workload: str) -> None:
+    # The authors' DotProd (normalised by the largest node) and GpuClustering ("share" vs
+    # "N-gpu" affinity) at 100% demand. One seed here against their 10-seed mean: seeds spread
+    # by about +-0.3 points, so 1 point is the issue's tolerance, not a loosened one.
+    cluster = api.load_cluster("openb")
+    trace = "openb" if workload == "default" else f"openb:{workload}"
+    jobs = job_table(api.load_trace(trace).frame)
+    config = FgdExperimentConfig(max_demand_frac=1.0, seeds=(0,))
+    runs = fgd_experiment(cluster, jobs, policies=("dotprod", "clustering"), config=config)
+    alloc = runs[runs["demand_frac"] == 1.0].set_index("policy")["alloc_frac"]
+    authors = _authors_alloc()
+    for policy in ("dotprod", "clustering"):
+        assert alloc[policy] == pytest.approx(authors[(workload, policy)], abs=0.01), policy

@@ -76,6 +76,12 @@ CudaGraphsOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+WideOpt = Annotated[
+    bool,
+    typer.Option(
+        "--wide", help="Show every table column (lines may wrap); default: what fits the width."
+    ),
+]
 # Plan flags shared by every subcommand that takes one plan; their defaults are
 # PLAN_DEFAULTS (scalewall.plan.defaults), which the API and the web app read too.
 TpOpt = Annotated[int, typer.Option(help="Tensor-parallel width.")]
@@ -243,6 +249,7 @@ __all__ = [
     "StackSetOpt",
     "TpOpt",
     "VppOpt",
+    "WideOpt",
     "ZeroOpt",
     "catalog",
     "check_output_path",

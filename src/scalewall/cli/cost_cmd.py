@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
+from rich.markup import escape
 
 from scalewall._entry import PRETRAIN_SEQ_LEN
 from scalewall._entry import cost as price_cluster
@@ -15,8 +15,9 @@ from scalewall.cli.common import (
     GpusOpt,
     JsonOpt,
     ModelOpt,
+    WideOpt,
 )
-from scalewall.cli.output import console, print_json
+from scalewall.cli.output import column, console, print_json, print_table
 from scalewall.cost import (
     PriceBook,
     Tco,
@@ -69,31 +70,39 @@ def _summary_rows(t: Tco, run: TrainingCost | None) -> list[tuple[str, str]]:
     return rows
 
 
-def _print(t: Tco, run: TrainingCost | None, prices: PriceBook) -> None:
-    table = Table(title="cost", show_header=False)
-    for key, value in _summary_rows(t, run):
-        table.add_row(key, value)
-    console.print(table)
-    bom = Table(title="network bill of materials")
-    for col in ("tier", "switches", "links", "medium", "transceivers", "cables"):
-        bom.add_column(col)
-    for tier in t.bom.tiers:
-        cables = tier.fiber_cables + tier.dac_cables
-        bom.add_row(
+def _print(t: Tco, run: TrainingCost | None, prices: PriceBook, wide: bool = False) -> None:
+    print_table(
+        [column("quantity"), column("value")],
+        [list(r) for r in _summary_rows(t, run)],
+        title="cost",
+        wide=wide,
+    )
+    bom_columns = [
+        column("tier"),
+        column("switches", right=True),
+        column("links", right=True),
+        column("medium", 1),
+        column("transceivers", 2, right=True),
+        column("cables", 3, right=True),
+    ]
+    bom_rows = [
+        [
             tier.name,
             f"{tier.switches:,}",
             f"{tier.links:,}",
             tier.medium,
             f"{tier.transceivers:,}",
-            f"{cables:,}",
-        )
-    console.print(bom)
-    cap = Table(title="capex and amortisation")
-    for col in ("category", "capex", "per year"):
-        cap.add_column(col)
-    for category, per_s in t.amortised_usd_per_s.items():
-        cap.add_row(category, _money(t.capex.category_usd(category)), _money(per_s * YEAR_S))
-    console.print(cap)
+            f"{tier.fiber_cables + tier.dac_cables:,}",
+        ]
+        for tier in t.bom.tiers
+    ]
+    print_table(bom_columns, bom_rows, title="network bill of materials", wide=wide)
+    cap_rows = [
+        [category, _money(t.capex.category_usd(category)), _money(per_s * YEAR_S)]
+        for category, per_s in t.amortised_usd_per_s.items()
+    ]
+    cap_columns = [column("category"), column("capex", right=True), column("per year", right=True)]
+    print_table(cap_columns, cap_rows, title="capex and amortisation", wide=wide)
     estimates = int(prices.table()["estimate"].sum())
     console.print(
         f"{estimates} of the prices used are public estimates: scalewall cost "
@@ -101,29 +110,37 @@ def _print(t: Tco, run: TrainingCost | None, prices: PriceBook) -> None:
     )
 
 
-def _print_prices(prices: PriceBook, as_json: bool) -> None:
+def _print_prices(prices: PriceBook, as_json: bool, wide: bool = False) -> None:
     frame = prices.table()
     if as_json:
         print_json(
             {"files": list(prices.files), "prices": frame.to_dict(orient="records")}, "prices"
         )
         return
-    table = Table(title="prices")
-    for col in ("section", "key", "values", "date", "estimate", "source"):
-        table.add_column(col, overflow="fold")
+    columns = [
+        column("section"),
+        column("key"),
+        column("values"),
+        column("date", 2),
+        column("estimate", 1),
+        column("source", 3),
+    ]
+    rows = []
     for row in frame.to_dict(orient="records"):
         values = ", ".join(
             f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in row["values"].items()
         )
-        table.add_row(
-            str(row["section"]),
-            str(row["key"]),
-            values,
-            str(row["date"]),
-            "yes" if row["estimate"] else "",
-            str(row["source"]),
+        rows.append(
+            [
+                str(row["section"]),
+                str(row["key"]),
+                values,
+                str(row["date"]),
+                "yes" if row["estimate"] else "",
+                escape(str(row["source"])),
+            ]
         )
-    console.print(table)
+    print_table(columns, rows, title="prices", wide=wide)
 
 
 def cost_command(
@@ -143,12 +160,13 @@ def cost_command(
     tokens: float = typer.Option(0.0, help="Token budget to train, e.g. 15e12."),
     list_prices: bool = typer.Option(False, "--list-prices", help="Show every price."),
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Price a cluster (default: the 1,024-GPU DGX H100 SuperPOD): capex, opex, network bill of
     materials, cost per GPU-hour, per effective PFLOP-day and per million tokens. A model
     (--model) with --mfu or --tokens-per-s gives the per-token figures; --tokens a budget."""
     if list_prices:
-        _print_prices(load_prices(prices), as_json)
+        _print_prices(load_prices(prices), as_json, wide)
         return
     run = price_cluster(
         cluster,
@@ -167,7 +185,7 @@ def cost_command(
     if as_json:
         print_json(run.to_dict(), "cost")
         return
-    _print(run.tco, run.training, load_prices(prices))
+    _print(run.tco, run.training, load_prices(prices), wide)
 
 
 def register(app: typer.Typer) -> None:

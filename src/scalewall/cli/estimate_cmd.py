@@ -42,6 +42,7 @@ from scalewall.cli.common import (
 )
 from scalewall.cli.output import console, print_json
 from scalewall.plan.defaults import DEFAULT_MODEL, PLAN_DEFAULTS
+from scalewall.plan.format import format_plan
 from scalewall.stack import DEFAULT_STACK
 from scalewall.units import GIB
 
@@ -54,11 +55,8 @@ def estimate_json(result: StepEstimate) -> dict[str, object]:
 def print_estimate(result: StepEstimate) -> None:
     plan = result.plan
     console.print(
-        f"[bold]{result.model}[/bold] on {result.cluster}: tp={plan.tp} pp={plan.pp} "
-        f"vpp={plan.vpp} dp={plan.dp} cp={plan.cp} ({plan.cp_mode}) ep={plan.ep} etp={plan.etp} "
-        f"micro-batch={plan.micro_batch} "
-        f"global-batch={plan.global_batch} seq={plan.seq_len} recompute={plan.recompute} "
-        f"zero={plan.zero} sp={plan.sequence_parallel} {plan.precision} stack={result.stack}"
+        f"[bold]{result.model}[/bold] on {result.cluster}: {format_plan(plan)} "
+        f"global-batch={plan.global_batch} seq={plan.seq_len} stack={result.stack}"
     )
     head = Table(show_header=False)
     head.add_row("step time", f"{result.step_time_s:.3f} s")

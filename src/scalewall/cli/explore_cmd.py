@@ -4,6 +4,8 @@ batch rules, written to a Parquet dataset as points finish (resumable)."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -56,6 +58,14 @@ def _print(summary: dict[str, Any]) -> None:
         )
 
 
+def _write_counts(path: Path, **counts: int) -> None:
+    """Replace ``path`` with the counts in one step, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(json.dumps(counts))
+    os.replace(temporary, path)
+
+
 def explore_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder (Parquet).")],
     grid: Annotated[
@@ -90,11 +100,16 @@ def explore_command(
     ] = 0,
     fresh: Annotated[bool, typer.Option(help="Replace the dataset instead of resuming.")] = False,
     plot: Annotated[Path | None, typer.Option(help="Write the frontier as HTML.")] = None,
+    progress_file: Annotated[
+        Path | None,
+        typer.Option(help="Keep the done, running and failed counts in this JSON file."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Search every point of models x clusters x sizes x fabrics x batch rules into a dataset."""
     check_output_path("--out", out, directory=True)
     check_output_path("--plot", plot)
+    check_output_path("--progress-file", progress_file)
     if chunk < 0:
         raise SpecError("chunk", chunk, "0 (automatic) or a positive number of points per task")
     spec = _spec(
@@ -122,6 +137,8 @@ def explore_command(
             total = done + running + failed
             bar.update(task, total=total, completed=done + failed, done=done, running=running,
                        failed=failed)  # fmt: skip
+            if progress_file is not None:
+                _write_counts(progress_file, done=done, running=running, failed=failed)
 
         result = explore(spec, out, executor=runner, chunk=chunk, fresh=fresh, progress=progress)
     if plot is not None:

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import pandas as pd
 import typer
-from rich.progress import Progress, TaskID
-from rich.table import Table
+from rich.progress import TaskID
 
 from scalewall.cli.common import ExecutorOpt, RayAddressOpt, check_output_path
-from scalewall.cli.output import console, err_console, print_json
+from scalewall.cli.output import column, console, print_json, print_table, progress
 from scalewall.cli.simulate_cmd import write_tables
 from scalewall.errors import SpecError
 from scalewall.sched import api
@@ -82,7 +81,7 @@ def fgd_command(
     if executor != "ray":
         executor_from_options(executor, workers=1, ray_address=ray_address)  # checks the flags
     frames, summaries = [], {}
-    with Progress(console=err_console, transient=True, disable=as_json) as bar:
+    with progress(disabled=as_json) as bar:
         for name, source in sources.items():
             read = api.load_trace(source, fmt="openb", skip_bad_rows=skip_bad_rows)
             task = bar.add_task(name, total=len(policy_list) * seeds)
@@ -129,15 +128,18 @@ def fgd_command(
         )
         return
     for name, summary in summaries.items():
-        table = Table(title=f"openb {name}: allocation at {at:.0%} arrived demand")
-        for col in ("policy", "GPU alloc", "unallocated GPUs"):
-            table.add_column(col)
         allocs = summary["alloc_frac"]
         unalloc = summary["unallocated_gpus"]
         assert isinstance(allocs, dict) and isinstance(unalloc, dict)
-        for p in policy_list:
-            table.add_row(p, f"{allocs[p]:.2%}", f"{unalloc[p]:.0f}")
-        console.print(table)
+        print_table(
+            [
+                column("policy"),
+                column("GPU alloc", right=True),
+                column("unallocated GPUs", right=True),
+            ],
+            [[p, f"{allocs[p]:.2%}", f"{unalloc[p]:.0f}"] for p in policy_list],
+            title=f"openb {name}: allocation at {at:.0%} arrived demand",
+        )
         if "reduction_frac" in summary:
             console.print(
                 f"FGD vs dotprod: {summary['reduction_frac']:.1%} fewer unallocated GPUs "

@@ -11,7 +11,6 @@ from typing import Annotated, Any
 
 import pandas as pd
 import typer
-from rich.table import Table
 
 from scalewall._entry import Job
 from scalewall._entry import goodput as run_goodput
@@ -41,14 +40,16 @@ from scalewall.cli.common import (
     StackSetOpt,
     TpOpt,
     VppOpt,
+    WideOpt,
     ZeroOpt,
     load_calibration,
     load_cluster,
     load_stack,
 )
-from scalewall.cli.output import console, print_json
+from scalewall.cli.output import column, console, print_json, print_table
 from scalewall.errors import SpecError
 from scalewall.plan.defaults import DEFAULT_MODEL, PLAN_DEFAULTS
+from scalewall.plan.format import format_plan
 from scalewall.reliability import (
     GoodputResult,
     bandwidth_table,
@@ -71,17 +72,14 @@ def _interval(text: str) -> float | None:
         raise SpecError("interval", text, "give seconds or 'auto'") from None
 
 
-def _summary(result: GoodputResult, job: Job) -> None:
+def _summary(result: GoodputResult, job: Job, wide: bool) -> None:
     d = result.to_dict()
     p = job.plan
-    table = Table(title=f"goodput: {d['gpus']} GPUs, {d['storage']}, {d['failure_rates']}")
-    table.add_column("quantity")
-    table.add_column("value", justify="right")
+    title = f"goodput: {d['gpus']} GPUs, {d['storage']}, {d['failure_rates']}"
     rows = [
         (
             f"plan ({job.plan_source})",
-            f"tp={p.tp} pp={p.pp} vpp={p.vpp} cp={p.cp} dp={p.dp} zero={p.zero}"
-            + ("" if job.fits else " [red](does NOT fit in memory)[/red]"),
+            format_plan(p) + ("" if job.fits else " [red](does NOT fit in memory)[/red]"),
         ),
         (f"step time ({job.step_source})", f"{job.step_time_s:.3f} s"),
         (
@@ -119,18 +117,18 @@ def _summary(result: GoodputResult, job: Job) -> None:
         )
     for kind, hours in d["lost_gpu_hours_per_day"].items():
         rows.append((f"lost GPU-h/day: {kind}", f"{hours:,.0f}"))
-    for name, value in rows:
-        table.add_row(name, value)
-    console.print(table)
+    columns = [column("quantity"), column("value", right=True)]
+    print_table(columns, [list(r) for r in rows], title=title, wide=wide)
 
 
-def _print_frame(title: str, frame: pd.DataFrame) -> None:
-    table = Table(title=title)
-    for col in frame.columns:
-        table.add_column(str(col), justify="right")
-    for row in frame.itertuples(index=False):
-        table.add_row(*(f"{v:.4g}" if isinstance(v, float) else str(v) for v in row))
-    console.print(table)
+def _print_frame(title: str, frame: pd.DataFrame, wide: bool) -> None:
+    """A what-if frame: its first two columns always, the others left to right as they fit."""
+    columns = [column(str(c), max(0, k - 1), right=True) for k, c in enumerate(frame.columns)]
+    rows = [
+        [f"{v:.4g}" if isinstance(v, float) else str(v) for v in row]
+        for row in frame.itertuples(index=False)
+    ]
+    print_table(columns, rows, title=title, wide=wide)
 
 
 def goodput_command(
@@ -191,6 +189,7 @@ def goodput_command(
     seed: Annotated[int, typer.Option(help="Monte Carlo seed.")] = 0,
     what_if: Annotated[bool, typer.Option(help="Add the what-it-would-take tables.")] = False,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Failures, checkpoint cost, optimal interval and goodput of one training job."""
     interval_s = _interval(interval)
@@ -255,9 +254,9 @@ def goodput_command(
             out["required_spare_nodes"] = spares_needed
         print_json(out, "goodput")
         return
-    _summary(result, job)
+    _summary(result, job, wide)
     for name, frame in tables.items():
-        _print_frame(f"what it would take: {name}", frame)
+        _print_frame(f"what it would take: {name}", frame, wide)
     if spares_needed is not None:
         console.print(f"hot spares the repair queue requires: {spares_needed} nodes")
 

@@ -131,7 +131,8 @@ def report_command(
     from scalewall.report.content import content, summary_lines
     from scalewall.report.html import write_html
 
-    with err_console.status("building the report", spinner="dots") if not as_json else _null():
+    spinner = not as_json and err_console.is_terminal
+    with err_console.status("building the report", spinner="dots") if spinner else _null():
         report = build_report(spec)
     command = "scalewall " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else ""
     path = write_html(report, out, lang, command=command if "report" in command else "")

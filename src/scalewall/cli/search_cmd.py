@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
 from scalewall.cli.common import (
     CalibrationOpt,
@@ -18,14 +18,16 @@ from scalewall.cli.common import (
     ModelOpt,
     StackOpt,
     StackSetOpt,
+    WideOpt,
     load_calibration,
     load_cluster,
     load_model,
     load_stack,
 )
-from scalewall.cli.output import console, print_json
+from scalewall.cli.output import column, console, print_json, print_table, progress
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.plan.defaults import DEFAULT_MODEL
+from scalewall.plan.format import format_plan
 from scalewall.search import (
     DEFAULT_TOKEN_BUDGET,
     SearchResult,
@@ -44,21 +46,7 @@ def _words(text: str, field: str) -> tuple[str, ...]:
     return values
 
 
-def _plan_text(plan: dict[str, object]) -> str:
-    return (
-        f"tp={plan['tp']} pp={plan['pp']} vpp={plan['vpp']} cp={plan['cp']} dp={plan['dp']} "
-        f"mb={plan['micro_batch']} {plan['recompute']} zero={plan['zero']} "
-        f"sp={'on' if plan['sequence_parallel'] else 'off'} {plan['precision']}"
-        + (f" cp-{plan['cp_mode']}" if int(str(plan["cp"])) > 1 else "")
-        + (
-            f" stages={plan['first_stage_layers']}/../{plan['last_stage_layers']}"
-            if plan["first_stage_layers"]
-            else ""
-        )
-    )
-
-
-def print_search(result: SearchResult) -> None:
+def print_search(result: SearchResult, *, wide: bool = False) -> None:
     c = result.counts
     console.print(
         f"[bold]{result.model}[/bold] on {result.cluster}: global batch {result.global_batch} x "
@@ -68,24 +56,40 @@ def print_search(result: SearchResult) -> None:
     if not result.top:
         console.print(f"[red]{result.reason}[/red]")
         return
-    table = Table("#", "plan", result.objective_unit, "MFU", "step s", "GiB")
+    columns = [
+        column("#", right=True),
+        column("plan"),
+        column(result.objective_unit, right=True),
+        column("MFU", 1, right=True),
+        column("step s", 2, right=True),
+        column("GiB", 3, right=True),
+        column("same as", 4, right=True),
+    ]
+    rows = []
     for r in result.top:
-        plan = r.to_dict()["plan"]
         value = r.objective_value
-        shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}"
-        table.add_row(
-            str(r.rank),
-            _plan_text(plan),
-            shown,
-            f"{r.mfu:.1%}",
-            f"{r.step_time_s:.2f}",
-            f"{r.memory_total_bytes / GIB:.1f}",
+        rows.append(
+            [
+                str(r.rank),
+                format_plan(r.plan, short=True),
+                f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}",
+                f"{r.mfu:.1%}",
+                f"{r.step_time_s:.2f}",
+                f"{r.memory_total_bytes / GIB:.1f}",
+                f"x{len(r.equivalents) + 1} equivalent" if r.equivalents else "",
+            ]
         )
-    console.print(table)
+    print_table(columns, rows, wide=wide)
     for r in result.top:
         parts = ", ".join(f"{k} {v / r.step_time_s:.0%}" for k, v in r.breakdown.items() if v > 0)
         console.print(f"#{r.rank}: {parts}")
         console.print(f"    limited by: {r.limit_line}")
+        if r.equivalents:
+            knobs = sorted({k for d in r.equivalent_knobs() for k in d})
+            console.print(
+                f"    x{len(r.equivalents) + 1} equivalent: the same numbers with other "
+                f"{', '.join(knobs)} (--json lists them)"
+            )
 
 
 def search_command(
@@ -118,6 +122,7 @@ def search_command(
     cuda_graphs: CudaGraphsOpt = None,
     calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Search every valid parallel plan; print the best with breakdown and what limits each."""
     spec = load_model(model)
@@ -131,23 +136,26 @@ def search_command(
         max_cp=max_cp,
         max_micro_batch=max_micro_batch,
     )
-    result = search(
-        spec,
-        resolved,
-        global_batch=global_batch,
-        global_batch_tokens=global_batch_tokens,
-        seq_len=seq_len,
-        space=space,
-        objective_name=objective,
-        token_budget=token_budget,
-        top_k=top,
-        stack=load_stack(stack, cuda_graphs, stack_set),
-        efficiency=cal.efficiency() if cal else None,
-    )
+    with progress(TextColumn("plans"), BarColumn(), MofNCompleteColumn(), disabled=as_json) as bar:
+        task = bar.add_task("plans", total=None)
+        result = search(
+            spec,
+            resolved,
+            global_batch=global_batch,
+            global_batch_tokens=global_batch_tokens,
+            seq_len=seq_len,
+            space=space,
+            objective_name=objective,
+            token_budget=token_budget,
+            top_k=top,
+            stack=load_stack(stack, cuda_graphs, stack_set),
+            efficiency=cal.efficiency() if cal else None,
+            on_progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
     if as_json:
         print_json(result.to_dict(), "search")
     else:
-        print_search(result)
+        print_search(result, wide=wide)
     if not result.top:
         raise ScalewallError(f"{resolved.num_gpus} GPUs: {result.reason}")
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import typer
-from rich.progress import Progress
+from rich.markup import escape
 
 from scalewall.cli.common import check_output_path
-from scalewall.cli.output import console, err_console, print_json
+from scalewall.cli.output import column, err_console, print_json, print_table, progress
 from scalewall.errors import SpecError
 from scalewall.sched import api
 from scalewall.sched.duration import DurationModel, TierSlowdownModel
@@ -179,6 +180,11 @@ def simulate_command(
     skip_bad_rows: bool = typer.Option(
         False, "--skip-bad-rows", help="Count and skip malformed trace rows."
     ),
+    never_fit: str = typer.Option(
+        "skip",
+        "--never-fit",
+        help="Jobs that cannot fit even the empty cluster: skip (with a warning) or reject.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     out: Path | None = typer.Option(None, "--out", help="Write jobs, timeseries, events here."),
     out_format: str = typer.Option("parquet", "--out-format", help="parquet or csv"),
@@ -209,9 +215,11 @@ def simulate_command(
         demand=demand,
     )
     duration = _duration(step_model, step_cluster or cluster, slowdown_per_tier)
-    config = SimConfig(checkpoint_interval_s=checkpoint_s, sample_interval_s=sample_s)
+    config = SimConfig(
+        checkpoint_interval_s=checkpoint_s, sample_interval_s=sample_s, never_fit=never_fit
+    )
     horizon = float(read.frame["submit_s"].max()) if len(read.frame) else 0.0
-    with Progress(console=err_console, transient=True, disable=as_json) as bar:
+    with progress(disabled=as_json) as bar:
         task = bar.add_task("simulating", total=max(horizon, 1.0))
         result = api.simulate(
             cl,
@@ -225,6 +233,8 @@ def simulate_command(
             duration=duration,
             progress=lambda t: bar.update(task, completed=min(t, horizon)),
         )
+    for warning in result.summary["warnings"]:
+        err_console.print(f"warning: {warning}", soft_wrap=True)
     summary = {
         **result.summary,
         "trace": read.source,
@@ -243,8 +253,28 @@ def simulate_command(
     if as_json:
         print_json(summary, "simulate")
         return
+    print_table(
+        [column("quantity"), column("value", right=True)],
+        _summary_rows(summary),
+        title="simulation summary",
+    )
+
+
+def _summary_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """One row per summary value; a mapping is one row per entry (``key: entry``)."""
+    rows: list[list[str]] = []
     for key, value in summary.items():
-        console.print(f"[bold]{key}[/bold]: {value}")
+        if isinstance(value, dict):
+            rows += [[f"{key}: {k}", _value_text(v)] for k, v in value.items()]
+        else:
+            rows.append([key, _value_text(value)])
+    return rows
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
+    return escape(str(value))
 
 
 def register(app: typer.Typer) -> None:

@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import Progress
-from rich.table import Table
+from rich.markup import escape
 
-from scalewall.cli.common import JsonOpt, check_output_path
-from scalewall.cli.output import console, print_json
+from scalewall.cli.common import JsonOpt, WideOpt, check_output_path
+from scalewall.cli.output import column, console, print_json, print_table, progress
 from scalewall.errors import SpecError
 from scalewall.validation.harness import ValidationReport, validate_cases
 from scalewall.validation.runs import Case, read_runs_file
@@ -52,6 +51,7 @@ def validate_command(
         typer.Option("--calibration", help="Predict with this calibration profile (TOML)."),
     ] = None,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Predict every case of a scalewall-runs/1 file; print published vs predicted. A case that
     cannot be read or modelled is one error line and the others run (exit 0); an unreadable
@@ -66,38 +66,61 @@ def validate_command(
         _cross_validate(runs.cases, holdout or None, as_json, write_errors)
         return
     if calibration is not None:
-        _check_calibration(runs.cases, calibration, as_json)
+        _check_calibration(runs.cases, calibration, as_json, wide)
         return
-    report = validate_cases(runs.cases, read_errors=runs.errors)
+    with progress(disabled=as_json) as bar:
+        task = bar.add_task("cases", total=len(runs.cases))
+        report = validate_cases(
+            runs.cases,
+            read_errors=runs.errors,
+            on_case=lambda done, _total: bar.update(task, completed=done),
+        )
     if as_json:
         print_json(report.to_dict(), "validation")
         return
-    _print_report(report)
+    _print_report(report, wide=wide)
 
 
-def _print_report(report: ValidationReport, baseline: ValidationReport | None = None) -> None:
-    table = Table("case", "stack", "metric", "published", "predicted", "error", "chosen")
-    for c in report.comparisons:
-        chosen = " ".join(f"{k}={v}" for k, v in c.chosen.items())
-        table.add_row(
-            c.id,
-            c.stack,
-            c.metric,
+def _print_report(
+    report: ValidationReport, baseline: ValidationReport | None = None, wide: bool = False
+) -> None:
+    columns = [
+        column("case"),
+        column("stack", 2),
+        column("metric"),
+        column("published", right=True),
+        column("predicted", right=True),
+        column("error", right=True),
+        column("chosen", 1),
+    ]
+    rows = [
+        [
+            escape(c.id),
+            escape(c.stack),
+            escape(c.metric),
             f"{c.published:.4g}",
             f"{c.predicted:.4g}",
             f"{c.error_frac:+.1%}",
-            chosen,
-        )
-    console.print(table)
-    columns = ["group", "metrics", "MAPE", "worst |error|"]
+            escape(" ".join(f"{k}={v}" for k, v in c.chosen.items())),
+        ]
+        for c in report.comparisons
+    ]
+    print_table(columns, rows, wide=wide)
     base = baseline.groups() if baseline else {}
-    groups = Table(*columns, *(["MAPE, defaults"] if baseline else []))
+    group_columns = [
+        column("group"),
+        column("metrics", right=True),
+        column("MAPE", right=True),
+        column("worst |error|", 1, right=True),
+        *([column("MAPE, defaults", right=True)] if baseline else []),
+    ]
+    group_rows = []
     for name, g in report.groups().items():
         row = [name, f"{g['metrics']:.0f}", f"{g['mape']:.1%}", f"{g['max_abs_error']:.1%}"]
         if baseline:
             row.append(f"{base[name]['mape']:.1%}" if name in base else "-")
-        groups.add_row(*row)
-    console.print(groups)
+        group_rows.append(row)
+    print_table(group_columns, group_rows, wide=wide)
     for case_id, (published, predicted) in report.fits.items():
         mismatch = "  MISMATCH" if published != predicted else ""
         console.print(
@@ -116,7 +139,7 @@ def _print_report(report: ValidationReport, baseline: ValidationReport | None = 
     )
 
 
-def _check_calibration(cases: list[Case], path: Path, as_json: bool) -> None:
+def _check_calibration(cases: list[Case], path: Path, as_json: bool, wide: bool) -> None:
     """The runs predicted with a profile's constants and clocks, beside the defaults."""
     from scalewall.calibrate import read_profile
 
@@ -133,7 +156,7 @@ def _check_calibration(cases: list[Case], path: Path, as_json: bool) -> None:
             "validation",
         )
         return
-    _print_report(report, baseline)
+    _print_report(report, baseline, wide)
     console.print(f"predicted with calibration {path}", markup=False)
 
 
@@ -146,7 +169,7 @@ def _cross_validate(
     from scalewall.validation.error_bars import write_groups
 
     groups = sorted(set(holdout) if holdout else {c.group for c in cases})
-    with Progress(console=console, transient=True, disable=as_json) as bar:
+    with progress(disabled=as_json) as bar:
         task = bar.add_task("fitting", total=len(groups) + 1)
 
         def step(what: str) -> None:
@@ -163,42 +186,57 @@ def _cross_validate(
     print_cross_validation(result)
 
 
-def print_cross_validation(result: CrossValidation) -> None:
-    table = Table(
-        "held-out group",
-        "n",
-        "defaults",
-        "in-sample",
-        "out-of-sample",
-        "worst out",
-        title="MAPE, leaving one source group out (refit without it, predict it)",
-    )
-    for name, g in result.groups().items():
-        table.add_row(
+def print_cross_validation(result: CrossValidation, wide: bool = False) -> None:
+    columns = [
+        column("held-out group"),
+        column("n", 3, right=True),
+        column("defaults", 1, right=True),
+        column("in-sample", 2, right=True),
+        column("out-of-sample", right=True),
+        column("worst out", 4, right=True),
+    ]
+    rows = [
+        [
             name,
             f"{g['metrics']:.0f}",
             f"{g['defaults_mape']:.1%}",
             f"{g['in_sample_mape']:.1%}",
             f"{g['out_of_sample_mape']:.1%}",
             f"{g['out_of_sample_max_abs_error']:.1%}",
-        )
+        ]
+        for name, g in result.groups().items()
+    ]
     o = result.overall()
-    table.add_row(
-        "overall",
-        f"{o['metrics']:.0f}",
-        f"{o['defaults_mape']:.1%}",
-        f"{o['in_sample_mape']:.1%}",
-        f"{o['out_of_sample_mape']:.1%}",
-        "",
+    rows.append(
+        [
+            "overall",
+            f"{o['metrics']:.0f}",
+            f"{o['defaults_mape']:.1%}",
+            f"{o['in_sample_mape']:.1%}",
+            f"{o['out_of_sample_mape']:.1%}",
+            "",
+        ]
     )
-    console.print(table)
+    print_table(
+        columns,
+        rows,
+        title="MAPE, leaving one source group out (refit without it, predict it)",
+        wide=wide,
+    )
     fit = result.full_fit
-    constants = Table("constant", "default", "fitted on every group", "std. error")
-    for n in fit.names:
-        constants.add_row(
-            n, f"{fit.defaults[n]:.4g}", f"{fit.values[n]:.4g}", f"{fit.standard_errors[n]:.2g}"
-        )
-    console.print(constants)
+    print_table(
+        [
+            column("constant"),
+            column("default", right=True),
+            column("fitted on every group", right=True),
+            column("std. error", 1, right=True),
+        ],
+        [
+            [n, f"{fit.defaults[n]:.4g}", f"{fit.values[n]:.4g}", f"{fit.standard_errors[n]:.2g}"]
+            for n in fit.names
+        ],
+        wide=wide,
+    )
     console.print(
         "n: metrics compared; defaults: the constants the model uses today; in-sample: fitted "
         "on every group; out-of-sample: fitted without the group (the error to expect on runs "

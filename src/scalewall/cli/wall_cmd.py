@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from scalewall.cli.common import (
     CalibrationOpt,
@@ -23,15 +22,17 @@ from scalewall.cli.common import (
     RayAddressOpt,
     StackOpt,
     StackSetOpt,
+    WideOpt,
     check_output_path,
     load_calibration,
     load_model,
     load_stack,
     parse_sizes,
 )
-from scalewall.cli.output import console, err_console, print_json
+from scalewall.cli.output import column, console, print_json, print_table, progress
 from scalewall.errors import ScalewallError
 from scalewall.plan.defaults import DEFAULT_MODEL
+from scalewall.plan.format import format_plan
 from scalewall.search import DEFAULT_TOKEN_BUDGET, SearchSpace
 from scalewall.stack import DEFAULT_STACK
 from scalewall.sweep import (
@@ -46,13 +47,6 @@ from scalewall.sweep.executor import executor_from_options
 from scalewall.units import DAY_S
 
 
-def _plan_text(plan: dict[str, Any]) -> str:
-    return (
-        f"tp{plan['tp']} pp{plan['pp']} v{plan['vpp']} cp{plan['cp']} dp{plan['dp']} "
-        f"mb{plan['micro_batch']} {plan['recompute'][:3]} z{plan['zero']}"
-    )
-
-
 def _pct(value: Any) -> str:
     return (
         ""
@@ -61,48 +55,46 @@ def _pct(value: Any) -> str:
     )
 
 
-def print_wall(result: WallResult) -> None:
+def print_wall(result: WallResult, *, wide: bool = False) -> None:
     console.print(
         f"[bold]{result.model}[/bold] on {result.cluster}; sequence {result.settings['seq_len']}; "
         f"token budget {result.token_budget:.3g}"
     )
-    table = Table(
-        "GPUs",
-        "batch (seq)",
-        "best plan",
-        "tokens/s",
-        "MFU",
-        "scaling",
-        "marginal",
-        "days to train",
-        "largest loss",
-    )
+    columns = [
+        column("GPUs", right=True),
+        column("batch", 5, right=True),
+        column("best plan"),
+        column("tokens/s", right=True),
+        column("MFU", right=True),
+        column("scaling", 2, right=True),
+        column("marginal", 1, right=True),
+        column("days", 3, right=True),
+        column("largest loss", 4),
+    ]
+    rows = []
     for row in result.rows:
         if not row["found"]:
-            table.add_row(str(row["gpus"]), str(row["global_batch"]), f"[red]{row['reason']}[/red]")
-            continue
-        table.add_row(
-            str(row["gpus"]),
-            str(row["global_batch"]),
-            _plan_text(row["plan"]),
-            f"{row['tokens_per_s']:,.0f}",
-            _pct(row["mfu"]),
-            _pct(row["scaling_efficiency_frac"]),
-            _pct(row["marginal_efficiency_frac"]),
-            f"{row['time_to_train_s'] / DAY_S:,.1f}",
-            row["limiter"],
-        )
-    console.print(table)
-    losses = Table("GPUs", "MFU", *LOSS_PARTS, title="Loss attribution (fraction of step time)")
-    for row in result.rows:
-        if row["found"]:
-            losses.add_row(
-                str(row["gpus"]),
-                _pct(row["mfu"]),
-                *(_pct(row["loss_fracs"][p]) for p in LOSS_PARTS),
+            rows.append(
+                [str(row["gpus"]), str(row["global_batch"]), f"[red]{row['reason']}[/red]"]
+                + [""] * 6
             )
-    console.print(losses)
-    _print_goodput_causes(result.rows)
+            continue
+        rows.append(
+            [
+                str(row["gpus"]),
+                str(row["global_batch"]),
+                format_plan(row["plan"], short=True),
+                f"{row['tokens_per_s']:,.0f}",
+                _pct(row["mfu"]),
+                _pct(row["scaling_efficiency_frac"]),
+                _pct(row["marginal_efficiency_frac"]),
+                f"{row['time_to_train_s'] / DAY_S:,.1f}",
+                row["limiter"],
+            ]
+        )
+    print_table(columns, rows, wide=wide)
+    _print_losses(result.rows, wide)
+    _print_goodput_causes(result.rows, wide)
     knee = result.knee
     if knee is None:
         console.print(
@@ -118,37 +110,73 @@ def print_wall(result: WallResult) -> None:
         console.print(f"{result.reused_rows} rows reused from {result.results_path}")
 
 
-def _print_goodput_causes(rows: Sequence[dict[str, Any]]) -> None:
+def _largest_first(found: Sequence[dict[str, Any]], key: str, parts: Sequence[str]) -> list[str]:
+    """``parts`` by their largest value over the rows' ``key`` mapping, largest first."""
+
+    def largest(part: str) -> float:
+        values = [r[key][part] for r in found]
+        return max((v for v in values if v is not None and not math.isnan(v)), default=0.0)
+
+    return sorted(parts, key=largest, reverse=True)
+
+
+def _print_losses(rows: Sequence[dict[str, Any]], wide: bool) -> None:
+    """The loss attribution per size; the parts that cost most (at any size) come first and
+    the narrow console drops the smallest."""
+    found = [r for r in rows if r["found"]]
+    if not found:
+        return
+    parts = _largest_first(found, "loss_fracs", LOSS_PARTS)
+    columns = [column("GPUs", right=True), column("MFU", right=True)]
+    columns += [column(p, k + 1, right=True) for k, p in enumerate(parts)]
+    cells = [
+        [str(r["gpus"]), _pct(r["mfu"]), *(_pct(r["loss_fracs"][p]) for p in parts)] for r in found
+    ]
+    print_table(
+        columns, cells, title="Loss attribution (fraction of step time), largest first", wide=wide
+    )
+
+
+def _print_goodput_causes(rows: Sequence[dict[str, Any]], wide: bool) -> None:
     """The goodput loss of every size split by cause (absent with --no-goodput)."""
     found = [r for r in rows if r["found"] and r.get("goodput_loss_fracs")]
     if not found:
         return
-    causes = list(found[0]["goodput_loss_fracs"])
-    table = Table("GPUs", "goodput", *causes, title="Goodput loss by cause (fraction of wall time)")
-    for row in found:
-        parts = row["goodput_loss_fracs"]
-        table.add_row(
-            str(row["gpus"]), _pct(row["goodput_frac"]), *(_pct(parts[c]) for c in causes)
-        )
-    console.print(table)
+    causes = _largest_first(found, "goodput_loss_fracs", list(found[0]["goodput_loss_fracs"]))
+    columns = [column("GPUs", right=True), column("goodput", right=True)]
+    columns += [column(c, k + 1, right=True) for k, c in enumerate(causes)]
+    cells = [
+        [
+            str(r["gpus"]),
+            _pct(r["goodput_frac"]),
+            *(_pct(r["goodput_loss_fracs"][c]) for c in causes),
+        ]
+        for r in found
+    ]
+    print_table(columns, cells, title="Goodput loss by cause (fraction of wall time)", wide=wide)
 
 
-def _print_band(band: Any) -> None:
+def _print_band(band: Any, wide: bool) -> None:
     validation = band.basis == "validation"
-    columns = ["GPUs", "tokens/s low", "tokens/s high", "band width"]
+    columns = [
+        column("GPUs", right=True),
+        column("tokens/s low", right=True),
+        column("tokens/s high", right=True),
+        column("band width", right=True),
+    ]
     title = f"Calibrated {band.level:.0%} prediction band"
     if validation:
-        columns.append("errors of")
+        columns.append(column("errors of", 1))
         title = (
             f"{band.level:.0%} band from the out-of-sample errors of the closest validation "
             "group (not calibrated)"
         )
-    table = Table(*columns, title=title)
+    rows = []
     for r in band.rows:
         low, high = r["tokens_per_s_interval"]
         cells = [str(r["gpus"]), f"{low:,.0f}", f"{high:,.0f}", f"{r['relative_width']:.0%}"]
-        table.add_row(*cells, *([r["group"]] if validation else []))
-    console.print(table)
+        rows.append(cells + ([r["group"]] if validation else []))
+    print_table(columns, rows, title=title, wide=wide)
     if band.too_wide_from_gpus is None:
         console.print(f"The band stays within {band.max_relative_width:.0%} at every size.")
     else:
@@ -217,6 +245,7 @@ def wall_command(
         float, typer.Option(help="Relative band width beyond which a size is too wide to trust.")
     ] = 0.25,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Sweep cluster sizes, re-searching the best plan at each: where scaling stops, and why."""
     check_output_path("--csv", csv)
@@ -242,7 +271,7 @@ def wall_command(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=err_console, transient=True, disable=as_json) as bar:
+    with progress(*columns, disabled=as_json) as bar:
         task = bar.add_task("sizes", total=len(size_list))
         result = wall(
             spec,
@@ -304,9 +333,9 @@ def wall_command(
     if as_json:
         print_json(result.to_dict(), "wall")
     else:
-        print_wall(result)
+        print_wall(result, wide=wide)
         if band is not None:
-            _print_band(band)
+            _print_band(band, wide)
     if not any(row["found"] for row in result.rows):
         raise ScalewallError(
             f"no size has a plan that fits; first reason: {result.rows[0]['reason']}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from scalewall.plan.format import format_plan
 from scalewall.plan.plan import (
     ParallelPlan,
     default_stage_split,
@@ -17,6 +18,7 @@ __all__ = [
     "Tier",
     "cluster_from_spec",
     "default_stage_split",
+    "format_plan",
     "make_cluster",
     "pipeline_layout",
     "stage_layers",

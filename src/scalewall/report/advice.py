@@ -11,8 +11,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
-
 from scalewall.search.engine import MEMORY_WARN_FRAC
 from scalewall.sweep import find_knee
 
@@ -24,8 +22,6 @@ RESTART_LOSS_LIMIT = 0.02
 checkpoint restore, pre-staged containers)."""
 AUTOMATION_PER_DAY = 1.0
 """At one or more interruptions a day, no operator can be in the loop for each restart."""
-SPARE_TOLERANCE = 0.002
-"""Spares are enough when goodput is within 0.2 points of a spare always being at hand."""
 NO_SPARES_NEEDED = 0
 
 SCALE_UP_PARTS = ("tp_comm", "cp_comm")
@@ -62,17 +58,6 @@ def knee_vs_best(rows: Sequence[dict[str, Any]], threshold: float) -> dict[str, 
     if knee is not None:
         out["knee"] = knee.to_dict()
     return out
-
-
-def spares_needed(table: pd.DataFrame) -> int:
-    """Fewest hot-spare nodes whose goodput is within `SPARE_TOLERANCE` of a spare always at
-    hand (the table's last row, from `reliability.spares_table`)."""
-    ideal = float(table["goodput_frac"].iloc[-1])
-    counted = table.iloc[:-1]
-    for spares, frac in zip(counted["spare_nodes"], counted["goodput_frac"], strict=True):
-        if float(frac) >= ideal - SPARE_TOLERANCE:
-            return int(spares)
-    return int(counted["spare_nodes"].iloc[-1])
 
 
 def _gpu_s_per_token(row: dict[str, Any], part: str) -> float:

@@ -30,14 +30,13 @@ from scalewall.errors import ScalewallError
 from scalewall.perf.assumptions import Stack
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
-from scalewall.reliability import GoodputResult, goodput, spares_table
+from scalewall.reliability import GoodputResult, goodput, required_spares
 from scalewall.reliability.adapter import goodput_inputs
 from scalewall.report.advice import (
     growth_path,
     knee_vs_best,
     memory_bound,
     scheduling_needs,
-    spares_needed,
 )
 from scalewall.report.decision import (
     choose,
@@ -209,7 +208,7 @@ def _option_data(ctx: _Context, option: ClusterOption, *, growth: bool) -> dict[
     result = _goodput(ctx, cluster, plan, row)
     cost = _tco(ctx, cluster, row, result.goodput_frac)
     run = training_cost(cost, ctx.scenario.token_budget)
-    spares = spares_needed(spares_table(result.inputs))
+    spares = required_spares(result.inputs)
     own = {
         "id": ctx.model.id,
         "params": param_count(ctx.model),
@@ -277,7 +276,7 @@ def _sweep(
                 "checkpoint_write_s": gp.checkpoint.write_s,
                 "checkpoint_bytes": gp.checkpoint.total_bytes,
                 "restart_s": gp.restart_s,
-                "spare_nodes": spares_needed(spares_table(gp.inputs)),
+                "spare_nodes": required_spares(gp.inputs),
                 "nodes": cluster.num_nodes,
                 "usd_per_million_tokens": cost.usd_per_million_tokens,
                 "usd_per_effective_pflop_day": cost.usd_per_effective_pflop_day,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from scalewall.plan.format import format_plan
 from scalewall.report.advice import CHECKPOINT_LOSS_LIMIT
 from scalewall.report.build import Report
 from scalewall.report.strings import strings
@@ -37,6 +38,11 @@ def pct(frac: float) -> str:
     return f"{frac:.1%}"
 
 
+def points(t: dict[str, str], frac: float) -> str:
+    """A change of a fraction in percentage points, signed."""
+    return t["unit.points"].format(value=f"{frac * 100:+.1f}")
+
+
 def bytes_text(n: float) -> str:
     return f"{n / 1e12:,.2f} TB" if n >= 1e12 else f"{n / GIB:,.1f} GiB"
 
@@ -57,10 +63,8 @@ def duration(t: dict[str, str], seconds: float) -> str:
 
 
 def plan_text(plan: dict[str, Any]) -> str:
-    return (
-        f"TP{plan['tp']} PP{plan['pp']} CP{plan['cp']} DP{plan['dp']} "
-        f"(v{plan['vpp']}, ZeRO-{plan['zero']}, recompute {plan['recompute']})"
-    )
+    """The plan as every view writes it (``scalewall.plan.format_plan``)."""
+    return format_plan(plan, short=True)
 
 
 def loss_name(t: dict[str, str], part: str | None) -> str:
@@ -366,13 +370,19 @@ def _stage_numbers(t: dict[str, str], s: dict[str, Any]) -> str:
                 queue=r["queue"],
                 placement=r["placement"],
                 wait=duration(t, r["queue_delay_mean_s"]),
+                worst=duration(t, r["worst_tenant_queue_delay_s"]),
                 util=pct(r["utilisation_frac"]),
                 frag=pct(r["fragmentation_frac"]),
+                jain=f"{r['fairness_jain']:.2f}",
             )
             for r in s["runs"]
         )
         return t["stage.governance"].format(
             jobs=f"{s['jobs']:,}",
+            tenants=s["tenants"],
+            sharing=pct(s["sharing_job_frac"]),
+            multi=pct(s["multi_gpu_job_frac"]),
+            span=duration(t, s["span_s"]),
             load=pct(s["load_frac"]),
             gpus=f"{s['gpus']:,}",
             runs=runs,
@@ -391,15 +401,38 @@ def _stage_numbers(t: dict[str, str], s: dict[str, Any]) -> str:
             data=f"{s['data_loading_bytes_per_s'] / 1e6:,.1f} MB/s",
             bytes=s["data_bytes_per_token"],
         )
+    return _operations_text(t, s)
+
+
+def _operations_text(t: dict[str, str], s: dict[str, Any]) -> str:
+    phases = t["sep"].join(
+        f"{t[f'phase.{name}']} {duration(t, sec)}" for name, sec in s["restart_phases_s"].items()
+    )
+    levers = t["sep"].join(
+        t["stage.lever"].format(
+            name=t[f"lever.{r['lever']}"],
+            goodput=pct(r["goodput_frac"]),
+            gain=points(t, r["gain_frac"]),
+        )
+        for r in s["levers"]
+    )
+    spares = s["spare_nodes"]
     return t["stage.operations"].format(
         per_day=f"{s['interruptions_per_day']:.1f}",
-        spares=f"{s['spare_nodes']:,}",
+        spares=f"{spares:,}" if spares >= 0 else t["stage.spares_none"],
         repairs=f"{s['repairs_per_day']:.1f}",
         in_repair=f"{s['nodes_in_repair']:.1f}",
         repair=duration(t, s["repair_s"]),
         restart=duration(t, s["restart_s"]),
+        phases=phases,
+        dominant=t[f"phase.{s['dominant_restart_phase']}"],
         restart_loss=pct(s["restart_loss_frac"]),
+        storage=s["storage"],
+        write=duration(t, s["checkpoint_write_s"]),
+        restore=duration(t, s["checkpoint_restore_s"]),
         auto=t["stage.auto_yes"] if s["automatic_restarts"] else t["stage.auto_no"],
+        goodput=pct(s["goodput_frac"]),
+        levers=levers,
     )
 
 

@@ -58,8 +58,10 @@ DEFAULT_CANDIDATES: tuple[str, ...] = (
 )
 """The model sizes of the break-even sweep: 8B to 405B, a factor of 2 to 4 apart."""
 DEFAULT_SCHED_JOBS = 600
-"""Jobs the governance stage simulates: about a second for all five policy pairs on one
-core (a scenario may ask for more for steadier means)."""
+"""Jobs the governance stage simulates: enough to reach its offered load on 1,024 GPUs
+within `MixedWorkloadSpec.max_run_s` per job, about 2.5 s for all five policy pairs on one
+core (a scenario may ask for more for steadier means; too few fall short of the load, which
+the stage reports as it is)."""
 DEFAULT_VALUE_OF_TIME_USD_PER_DAY = 0.0
 """What a day of earlier completion is worth. Zero by default because no published figure is
 general: the report does not assume what an earlier model earns, and the target date alone

@@ -4,16 +4,21 @@
    burn-in, nodes out for repair and the pool's availability (Little's law: nodes in repair =
    failure rate x repair time).
 2. Unified scheduling and governance: the scheduler simulator (`scalewall.sched`) on a
-   synthetic multi-tenant trace with Acme's (Seren's) job mix, its arrivals compressed so the
-   work offered per second equals the stage's GPUs: queueing delay, utilisation (allocated
-   share of GPUs while jobs arrive), fragmentation and makespan under FIFO, quota,
-   priority and fair share (DRF) with best-fit placement, and FIFO with FGD placement.
+   multi-tenant workload at the stage's size (`sched.workload.mixed_jobs`: GPU-sharing and
+   small pods from Alibaba's openb pod list, multi-GPU training gangs with Acme's size mix,
+   eight tenants with quotas, arrivals over three days at 80% offered load): queueing delay,
+   utilisation (allocated share of GPUs), fragmentation (free GPU capacity stranded on
+   partly used GPUs), per-tenant fairness and makespan under FIFO, quota, priority and fair
+   share (DRF) with best-fit placement, and FIFO with FGD placement.
 3. Network and data path: switch tiers, oversubscription, the checkpoint write bandwidth that
    keeps stalls under `advice.CHECKPOINT_LOSS_LIMIT` and the data-loading bandwidth of the
    training job (tokens/s x bytes per stored token).
-4. Industrial operations: interruptions per day, hot spares, the repair flow (nodes sent to
-   repair per day and in repair at a time), restart time and its share of wall time, and
-   whether restarts must be automatic.
+4. Industrial operations: interruptions per day, the hot spares the repair queue requires
+   (M/M/c, `reliability.required_spares`), the repair flow (nodes sent to repair per day and
+   in repair at a time), the restart phases (detection to state load) and the storage tier's
+   checkpoint write and restore times, restart time and its share of wall time, whether
+   restarts must be automatic, and the goodput each investment buys (in-memory checkpoints,
+   hot spares, faster storage, faster restarts).
 
 Each stage carries its dominant measured loss and the investments to make before the next
 (from `advice.growth_path`). All numbers are data (SI units); `content` words them.
@@ -21,13 +26,14 @@ Each stage carries its dominant measured loss and the investments to make before
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from scalewall.catalog.schema import ModelSpec
 from scalewall.plan.topology import Cluster
-from scalewall.reliability import GoodputResult
+from scalewall.reliability import GoodputInputs, GoodputResult, goodput, required_spares
 from scalewall.reliability.failures import CAUSES
 from scalewall.report.advice import AUTOMATION_PER_DAY, CHECKPOINT_LOSS_LIMIT
 from scalewall.units import DAY_S
@@ -42,14 +48,14 @@ BURN_IN_S = 7 * DAY_S
 """Assumption: a week of burn-in before the pool takes jobs, long enough for a node that fails
 at RSC-1's rate to show repeated faults at several times the fleet rate (lemon-node detection
 in Kokolis et al. isolates nodes after repeated faults)."""
-SCHED_SPAN_S = 2 * DAY_S
-"""Arrival window of the synthetic trace before it is rescaled to the offered load."""
-SCHED_LOAD_FRAC = 1.0
+SCHED_SPAN_S = 3 * DAY_S
+"""Arrival window of the multi-tenant workload: a few days, so queues build and drain."""
+SCHED_LOAD_FRAC = 0.8
 """Offered load: GPU-seconds asked per second over the arrival window, as a share of the
-cluster's GPUs (at capacity, so queueing and fragmentation show)."""
-SCHED_SAMPLE_S = 60.0
-"""Utilisation and fragmentation sampled every minute (the simulator's finest) while jobs
-arrive (the compressed arrival window is about an hour)."""
+cluster's GPUs (a busy shared pool, below saturation)."""
+SCHED_SAMPLE_S = 600.0
+"""Utilisation and fragmentation sampled every ten minutes between the warm-up and the last
+arrival."""
 SCHED_POLICIES: tuple[tuple[str, str], ...] = (
     ("fifo", "bestfit"),
     ("quota", "bestfit"),
@@ -59,6 +65,12 @@ SCHED_POLICIES: tuple[tuple[str, str], ...] = (
 )
 """(queueing, placement) pairs compared: FIFO, quota, priority and fair share (DRF) with
 best-fit placement, and FIFO with fragmentation-gradient-descent placement."""
+LEVER_IN_MEMORY_STORAGE = "peer-memory"
+"""The storage tier of the in-memory checkpoint investment (peers' host memory, as Gemini)."""
+LEVER_BANDWIDTH_SCALE = 10.0
+"""Faster storage: ten times the checkpoint tier's bandwidth (`goodput --what-if`'s step)."""
+LEVER_RESTART_SCALE = 0.5
+"""Faster restarts: every restart phase half as long (`goodput --what-if`'s step)."""
 TOKEN_ID_BYTES_SMALL = 2
 TOKEN_ID_BYTES_LARGE = 4
 """Stored token ids: 16-bit while the vocabulary fits (<= 65,536 entries), else 32-bit, as in
@@ -110,37 +122,28 @@ def bringup(inputs: StageInputs, stage: dict[str, Any]) -> dict[str, Any]:
 
 
 def governance(cluster: Cluster, num_jobs: int, seed: int = 0) -> dict[str, Any]:
-    """The scheduler simulator on the stage's cluster: one row per policy pair."""
-    from scalewall.sched.api import scale_demand, simulate, topology_cluster_spec
-    from scalewall.sched.cluster import synthetic_cluster
+    """The scheduler simulator on the stage's cluster (`sched.workload.mixed_jobs`: openb pods
+    and Acme-sized gangs at `SCHED_LOAD_FRAC`, per-tenant quotas): one row per policy pair,
+    measured after the warm-up until the last arrival."""
+    from scalewall.sched.api import simulate, topology_cluster_spec
+    from scalewall.sched.cluster import GPU_MILLI, synthetic_cluster
     from scalewall.sched.engine import SimConfig
-    from scalewall.sched.workload import WorkloadSpec, synthetic_jobs
+    from scalewall.sched.workload import MixedWorkloadSpec, mixed_jobs, tenant_weights
 
-    sim_cluster = synthetic_cluster(topology_cluster_spec(cluster))
-    jobs = synthetic_jobs(WorkloadSpec(num_jobs=num_jobs, span_s=SCHED_SPAN_S), seed)
-    jobs = jobs[jobs["num_gpu"] <= sim_cluster.total_gpus]
-    jobs = scale_demand(jobs, sim_cluster.total_gpus, SCHED_LOAD_FRAC)
-    last_arrival = float(jobs["submit_s"].max())
-    config = SimConfig(sample_interval_s=SCHED_SAMPLE_S)
+    layout = topology_cluster_spec(cluster)
+    sim_cluster = synthetic_cluster(layout)
+    gpus = sim_cluster.total_gpus
+    spec = MixedWorkloadSpec(num_jobs=num_jobs, span_s=SCHED_SPAN_S, load_frac=SCHED_LOAD_FRAC)
+    jobs = mixed_jobs(spec, gpus, layout.gpus_per_node, seed)
+    weights = tenant_weights(spec.num_tenants)
+    quota = {f"tenant-{i}": float(w * gpus) for i, w in enumerate(weights)}
+    config = SimConfig(sample_interval_s=SCHED_SAMPLE_S, quota_gpus=quota)
     runs = []
     for queue, placement in SCHED_POLICIES:
         result = simulate(
             sim_cluster, jobs, queue=queue, placement=placement, seed=seed, config=config
         )
-        summary = result.summary
-        series = result.timeseries[result.timeseries["time_s"] <= last_arrival]
-        runs.append(
-            {
-                "queue": queue,
-                "placement": placement,
-                "queue_delay_mean_s": summary["queue_delay_s"]["mean"],
-                "queue_delay_p95_s": summary["queue_delay_s"]["p95"],
-                "makespan_s": summary["makespan_s"],
-                "utilisation_frac": float(series["gpu_alloc_frac"].mean()),
-                "fragmentation_frac": float(series["partial_gpu_free_frac"].mean()),
-                "unfinished": summary["unfinished"],
-            }
-        )
+        runs.append({"queue": queue, "placement": placement, **_sched_figures(result, spec)})
     best = min(runs, key=lambda r: (r["queue_delay_mean_s"], -r["utilisation_frac"]))
     fifo = runs[0]
     idle = 1.0 - fifo["utilisation_frac"]
@@ -151,11 +154,47 @@ def governance(cluster: Cluster, num_jobs: int, seed: int = 0) -> dict[str, Any]
     return {
         "loss": loss,
         "jobs": len(jobs),
-        "gpus": sim_cluster.total_gpus,
-        "load_frac": SCHED_LOAD_FRAC,
-        "like": "Seren",
+        "gpus": gpus,
+        "load_frac": offered_load(jobs, gpus, spec.span_s),
+        "span_s": SCHED_SPAN_S,
+        "tenants": spec.num_tenants,
+        "sharing_job_frac": float((jobs["gpu_milli"] < GPU_MILLI).mean()),
+        "multi_gpu_job_frac": float((jobs["num_gpu"] > 1).mean()),
+        "like": "openb + " + spec.like,
         "runs": runs,
         "best": {"queue": best["queue"], "placement": best["placement"]},
+    }
+
+
+def offered_load(jobs: Any, gpus: int, span_s: float) -> float:
+    """GPU-seconds the jobs ask for per second of the arrival window, per GPU of the pool
+    (the target `SCHED_LOAD_FRAC` unless too few jobs to reach it within `max_run_s` each)."""
+    gpu_s = jobs["num_gpu"] * jobs["gpu_milli"] / 1000.0 * jobs["run_s"]
+    return float(gpu_s.sum()) / gpus / span_s
+
+
+def _sched_figures(result: Any, spec: Any) -> dict[str, Any]:
+    """Queueing delay, utilisation and fragmentation between the warm-up and the last
+    arrival, and per-tenant fairness: Jain's index of the tenants' mean slowdown (JCT / run
+    time; 1: every tenant waits alike relative to its jobs' lengths)."""
+    summary = result.summary
+    series = result.timeseries
+    window = series[(series["time_s"] >= spec.warmup_s) & (series["time_s"] <= spec.span_s)]
+    done = result.jobs[result.jobs["finished"]]
+    by_tenant = done.groupby("tenant")
+    slowdown = by_tenant["slowdown"].mean().to_numpy(dtype=float)
+    jain = float(slowdown.sum() ** 2 / (slowdown.size * (slowdown**2).sum()))
+    delay = by_tenant["queue_delay_s"].mean()
+    return {
+        "queue_delay_mean_s": summary["queue_delay_s"]["mean"],
+        "queue_delay_p95_s": summary["queue_delay_s"]["p95"],
+        "makespan_s": summary["makespan_s"],
+        "utilisation_frac": float(window["gpu_alloc_frac"].mean()),
+        "fragmentation_frac": float(window["partial_gpu_free_frac"].mean()),
+        "fairness_jain": jain,
+        "worst_tenant_queue_delay_s": float(delay.max()),
+        "tenant_queue_delay_mean_s": {str(t): float(v) for t, v in delay.items()},
+        "unfinished": summary["unfinished"],
     }
 
 
@@ -182,24 +221,59 @@ def network(inputs: StageInputs, stage: dict[str, Any]) -> dict[str, Any]:
 
 
 def operations(inputs: StageInputs, stage: dict[str, Any]) -> dict[str, Any]:
+    """Interruptions, the hot spares the repair queue requires (`required_spares`), the
+    repair flow, the restart phases and the checkpoint write and restore times of the
+    storage tier; the dominant restart phase and each investment's goodput gain from the
+    `goodput --what-if` levers (`operations_levers`)."""
     row = _row(inputs, stage["gpus"])
     result = inputs.goodput_at(row, "")
     hardware = _hardware_per_day(result)
     losses = result.loss_fracs
     repair_s = result.inputs.restart.node_repair_s
     worst = max(losses, key=lambda k: losses[k])
+    phases = result.restart_phases_s
+    spares = required_spares(result.inputs)
     return {
         "loss": {"kind": f"gp.{worst}", "frac": losses[worst]},
         "interruptions_per_day": result.interruptions_per_day,
-        "spare_nodes": row["spare_nodes"],
+        "spare_nodes": spares,
         "repairs_per_day": hardware,
         "nodes_in_repair": hardware * repair_s / DAY_S,
         "repair_s": repair_s,
         "restart_s": result.restart_s,
+        "restart_phases_s": phases,
+        "dominant_restart_phase": max(phases, key=lambda k: phases[k]),
+        "storage": result.storage_id,
+        "checkpoint_write_s": result.checkpoint.write_s,
+        "checkpoint_restore_s": result.checkpoint.restore_s,
         "restart_loss_frac": losses.get("restart", 0.0),
         "automatic_restarts": result.interruptions_per_day >= AUTOMATION_PER_DAY,
         "goodput_frac": result.goodput_frac,
+        "levers": operations_levers(result.inputs, spares),
     }
+
+
+def operations_levers(inputs: GoodputInputs, spares: int) -> list[dict[str, Any]]:
+    """Goodput with each operations investment against the baseline, best first: in-memory
+    checkpoints (`LEVER_IN_MEMORY_STORAGE`), the required hot spares against none,
+    `LEVER_BANDWIDTH_SCALE` times the storage bandwidth, restarts `LEVER_RESTART_SCALE` as
+    long (automation, warm pools, cached images)."""
+    base = goodput(inputs).goodput_frac
+    spared = max(spares, 0)
+    cases = {
+        "in_memory": dataclasses.replace(inputs, storage=LEVER_IN_MEMORY_STORAGE),
+        "spares": dataclasses.replace(inputs, spare_nodes=spared),
+        "storage": dataclasses.replace(inputs, bandwidth_scale=LEVER_BANDWIDTH_SCALE),
+        "restart": dataclasses.replace(inputs, restart=inputs.restart.scaled(LEVER_RESTART_SCALE)),
+    }
+    no_spares = goodput(dataclasses.replace(inputs, spare_nodes=0)).goodput_frac
+    out: list[dict[str, Any]] = []
+    for lever, case in cases.items():
+        after = goodput(case).goodput_frac
+        before = no_spares if lever == "spares" else base
+        out.append({"lever": lever, "goodput_frac": after, "gain_frac": after - before})
+    out.sort(key=lambda r: -r["gain_frac"])
+    return out
 
 
 def _row(inputs: StageInputs, gpus: int) -> dict[str, Any]:

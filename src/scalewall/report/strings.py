@@ -53,11 +53,15 @@ EN: dict[str, str] = {
         "availability {avail}"
     ),
     "stage.governance": (
-        "{jobs} jobs of Acme Seren's multi-tenant mix offered at {load} of {gpus} GPUs; "
-        "{runs}; shortest waits: {best}"
+        "{jobs} jobs from {tenants} tenants with quotas ({sharing} share a GPU as in Alibaba's "
+        "openb, {multi} multi-GPU gangs as in Acme) arriving over {span} at {load} of {gpus} "
+        "GPUs; after a day's warm-up (fragmented: free capacity stranded on partly used GPUs; "
+        "fairness: Jain's index of the tenants' mean slowdown, 1 = equal): {runs}; shortest "
+        "waits: {best}"
     ),
     "stage.policy": (
-        "{queue} + {placement}: mean wait {wait}, utilisation {util}, fragmented {frag}"
+        "{queue} + {placement}: mean wait {wait} (worst tenant {worst}), utilisation {util}, "
+        "fragmented {frag}, fairness {jain}"
     ),
     "stage.network": (
         "{tiers} switch tiers ({switches} switches), oversubscription {over}; checkpoint {size} "
@@ -65,10 +69,25 @@ EN: dict[str, str] = {
         "loading {data} ({bytes} bytes per token)"
     ),
     "stage.operations": (
-        "{per_day} interruptions a day; {spares} hot spares; {repairs} nodes sent to repair a "
-        "day, {in_repair} in repair at a time ({repair} each); a restart takes {restart}, "
-        "{restart_loss} of time; restarts {auto}"
+        "{per_day} interruptions a day; {spares} spare nodes needed at this size (M/M/c repair "
+        "queue); {repairs} nodes sent to repair a day, {in_repair} in repair at a time ({repair} "
+        "each); a restart takes {restart} ({phases}; longest: {dominant}), {restart_loss} of "
+        "time; checkpoint on {storage} written in {write}, restored in {restore}; restarts "
+        "{auto}; goodput {goodput}, with: {levers}"
     ),
+    "stage.spares_none": "no count suffices (repairs slower than failures)",
+    "stage.lever": "{name} {goodput} ({gain})",
+    "lever.in_memory": "in-memory checkpoints",
+    "lever.spares": "the hot spares (against none)",
+    "lever.storage": "10x storage bandwidth",
+    "lever.restart": "restarts twice as fast",
+    "phase.detection": "detection",
+    "phase.draining": "draining",
+    "phase.rescheduling": "rescheduling",
+    "phase.process_start": "process start",
+    "phase.communicator_setup": "communicator set-up",
+    "phase.state_load": "state load",
+    "phase.warmup": "warm-up",
     "stage.auto_yes": "must be automatic (one a day or more)",
     "stage.auto_no": "can stay manual (fewer than one a day)",
     "stage.loss": "{name}: {frac}",
@@ -326,6 +345,7 @@ EN: dict[str, str] = {
     "unit.hours": "{value} h",
     "unit.minutes": "{value} min",
     "unit.seconds": "{value} s",
+    "unit.points": "{value} points",
     "sep": "; ",
 }
 
@@ -371,19 +391,39 @@ ZH: dict[str, str] = {
         "{found} 次；平均 {repair} 个节点在维修，资源池可用率 {avail}"
     ),
     "stage.governance": (
-        "按 Acme Seren 多租户作业分布生成的 {jobs} 个作业，以 {gpus} 张 GPU 的 {load} 负载提交；"
+        "{tenants} 个有配额的租户共 {jobs} 个作业（{sharing} 按阿里 openb 共享 GPU，{multi} 为按 "
+        "Acme 分布的多卡作业），在 {span} 内以 {gpus} 张 GPU 的 {load} 负载到达；一天预热之后"
+        "（碎片：困在部分占用 GPU 上的空闲算力；公平性：各租户平均减速比的 Jain 指数，1 为均等）："
         "{runs}；等待最短：{best}"
     ),
-    "stage.policy": "{queue} + {placement}：平均等待 {wait}，利用率 {util}，碎片 {frag}",
+    "stage.policy": (
+        "{queue} + {placement}：平均等待 {wait}（最差租户 {worst}），利用率 {util}，碎片 {frag}，"
+        "公平性 {jain}"
+    ),
     "stage.network": (
         "{tiers} 层交换（{switches} 台交换机），收敛比 {over}；检查点 {size}，写入带宽 {bw}，"
         "停顿占时间 {loss}（需 {needed} 才能低于 {limit}）；数据加载 {data}（每 token {bytes} 字节"
         "）"
     ),
     "stage.operations": (
-        "每天 {per_day} 次中断；{spares} 个热备节点；每天 {repairs} 个节点送修，同时约 {in_repair} "
-        "个在维修（每次 {repair}）；每次重启 {restart}，占时间 {restart_loss}；重启{auto}"
+        "每天 {per_day} 次中断；此规模需要 {spares} 个热备节点（M/M/c 维修排队）；每天 {repairs} 个"
+        "节点送修，同时约 {in_repair} 个在维修（每次 {repair}）；每次重启 {restart}（{phases}；"
+        "最长：{dominant}），占时间 {restart_loss}；检查点存于 {storage}，写入 {write}，"
+        "恢复 {restore}；重启{auto}；有效训练率 {goodput}，投入后：{levers}"
     ),
+    "stage.spares_none": "任何数量都不够（维修慢于故障）",
+    "stage.lever": "{name} {goodput}（{gain}）",
+    "lever.in_memory": "内存检查点",
+    "lever.spares": "配齐热备（相对无热备）",
+    "lever.storage": "存储带宽提高 10 倍",
+    "lever.restart": "重启快一倍",
+    "phase.detection": "故障检测",
+    "phase.draining": "排空",
+    "phase.rescheduling": "重新调度",
+    "phase.process_start": "进程启动",
+    "phase.communicator_setup": "通信器建立",
+    "phase.state_load": "状态加载",
+    "phase.warmup": "预热",
     "stage.auto_yes": "必须自动化（每天一次或更多）",
     "stage.auto_no": "可以人工处理（每天少于一次）",
     "stage.loss": "{name}：{frac}",
@@ -624,6 +664,7 @@ ZH: dict[str, str] = {
     "unit.hours": "{value} 小时",
     "unit.minutes": "{value} 分钟",
     "unit.seconds": "{value} 秒",
+    "unit.points": "{value} 个百分点",
     "sep": "；",
 }
 

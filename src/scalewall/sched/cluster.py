@@ -45,6 +45,11 @@ class NodeSpec:
     """Scale-up domain index (an NVLink island); -1 means the node is its own domain."""
 
 
+_VECTOR_NODES = 8
+"""Placements over more nodes than this are applied in numpy (a per-slot Python loop costs
+about a microsecond a slot; numpy's fixed cost is some tens)."""
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Placement:
     """Where a job runs: per node used, its GPU slots and the CPU and memory taken there."""
@@ -111,6 +116,9 @@ class Cluster:
     """Whole free GPUs per node (slots with all ``GPU_MILLI`` free), kept up to date likewise."""
     max_cpu_milli: int = field(init=False)
     """Largest node CPU capacity (a normaliser for scores)."""
+    generation: int = field(init=False, default=0)
+    """Bumped on every change to any node: a placement that failed at one generation fails
+    again until it changes (the engine's per-shape feasibility cache keys on it)."""
 
     def __post_init__(self) -> None:
         n = len(self.names)
@@ -136,6 +144,9 @@ class Cluster:
         self._apply(placement, +1)
 
     def _apply(self, placement: Placement, sign: int) -> None:
+        if len(placement.nodes) > _VECTOR_NODES:
+            self._apply_many(placement, sign)
+            return
         step = sign * placement.gpu_milli
         free = self.gpu_free_milli
         for node, slots, cpu, mem in zip(
@@ -158,6 +169,27 @@ class Cluster:
             self.whole_free[node] += whole
             self.version[node] += 1
             assert self.cpu_free[node] >= 0 and self.mem_free[node] >= 0
+        self.generation += 1
+
+    def _apply_many(self, placement: Placement, sign: int) -> None:
+        """:meth:`_apply` in numpy for a placement over many nodes (a placement lists each node
+        once, so fancy-indexed ``+=`` adds once per node)."""
+        nodes = np.array(placement.nodes, dtype=np.int64)
+        counts = np.fromiter((len(s) for s in placement.gpu_slots), np.int64, nodes.size)
+        rows = np.repeat(nodes, counts)
+        cols = np.fromiter((c for s in placement.gpu_slots for c in s), np.int64, rows.size)
+        before = self.gpu_free_milli[rows, cols]
+        after = before + sign * placement.gpu_milli
+        assert ((after >= 0) & (after <= GPU_MILLI)).all()
+        self.gpu_free_milli[rows, cols] = after
+        gained = (after == GPU_MILLI).astype(np.int64) - (before == GPU_MILLI)
+        self.whole_free[nodes] += np.bincount(rows, gained, self.num_nodes)[nodes].astype(np.int64)
+        self.node_free_milli[nodes] += sign * placement.gpu_milli * counts
+        self.cpu_free[nodes] += sign * np.array(placement.cpu_milli, dtype=np.int64)
+        self.mem_free[nodes] += sign * np.array(placement.memory_bytes, dtype=np.int64)
+        self.version[nodes] += 1
+        assert (self.cpu_free[nodes] >= 0).all() and (self.mem_free[nodes] >= 0).all()
+        self.generation += 1
 
     def model_ok(self, mask: int) -> BoolArray:
         """Nodes whose GPU model is in ``mask`` (cached per mask; the models never change)."""
@@ -176,6 +208,13 @@ class Cluster:
         """Mark a node (un)schedulable: down, isolated or spare nodes take no new work."""
         self.schedulable[node] = value
         self.version[node] += 1
+        self.generation += 1
+
+    def set_schedulable_many(self, nodes: IntArray, value: bool) -> None:
+        """:meth:`set_schedulable` for many nodes at once."""
+        self.schedulable[nodes] = value
+        self.version[nodes] += 1
+        self.generation += 1
 
     @property
     def num_nodes(self) -> int:

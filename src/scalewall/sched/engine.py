@@ -26,7 +26,9 @@ from scalewall.errors import SpecError
 from scalewall.sched.cluster import GPU_MILLI, Cluster, Placement
 from scalewall.sched.duration import DurationModel, JobView, TierSlowdownModel, summarize
 from scalewall.sched.jobs import JobTable, Request
+from scalewall.sched.pending import PendingOrder
 from scalewall.sched.policies import make_placement, make_queue
+from scalewall.sched.policies.base import fits_when_empty
 
 DAY_S = 86_400.0
 
@@ -64,6 +66,9 @@ class FailureModel:
                 raise SpecError(name, getattr(self, name), "must be a non-negative integer")
 
 
+NEVER_FIT = ("skip", "reject")
+"""What ``SimConfig.never_fit`` may say."""
+
 MIN_SAMPLE_INTERVAL_S = 60.0
 """Shortest time-series sampling period: trace clocks tick in seconds and jobs run for minutes
 to weeks, so finer samples add events (a year at one a second is 3e7) without changing any
@@ -89,11 +94,36 @@ class SimConfig:
     """Nominal GPU quota per tenant; None: the cluster split evenly between the trace's tenants."""
     check_invariants: bool = False
     """Assert the cluster's books after every event (for tests; slower)."""
+    min_run_before_preempt_s: float = 600.0
+    """A job that (re)started less than this long ago is not preempted: it keeps a started job
+    from being stopped again before it does useful work (Kueue and Volcano leave this to a
+    policy; 10 minutes is an assumption, about the restart cost of a large training job)."""
+    walltime_factor: float = math.inf
+    """A job is ended once its wall time on the cluster, over all its attempts, reaches this
+    times its runtime estimate (``est_run_s``: the trace's requested limit, or an estimate), as
+    a batch scheduler's time limit ends an overrunning job; inf: no limit."""
+    max_victims: int = 64
+    """Most running jobs one preemption looks at, cheapest first (bounds a pass's cost)."""
+    never_fit: str = "skip"
+    """A job that cannot fit the cluster even when it is empty (more GPUs than it has, or a
+    shape no node holds): ``skip`` leaves it out of the replay with a warning (``skipped``
+    per job) instead of letting it block the queue forever; ``reject`` stops with an error."""
+    long_wait_warning_s: float = 7 * DAY_S
+    """A warning is recorded once when the oldest waiting job has waited this long (a queue
+    blocked by a job that needs most of the cluster)."""
 
     def __post_init__(self) -> None:
         if self.seed < 0:
             raise SpecError("seed", self.seed, "must be a non-negative integer")
         _check_number("checkpoint_interval_s", self.checkpoint_interval_s, 0.0, strict=True)
+        _check_number("min_run_before_preempt_s", self.min_run_before_preempt_s, 0.0)
+        if not (self.walltime_factor > 0 and not math.isnan(self.walltime_factor)):
+            raise SpecError("walltime_factor", self.walltime_factor, "a number > 0, or inf")
+        if self.never_fit not in NEVER_FIT:
+            raise SpecError("never_fit", self.never_fit, f"valid: {', '.join(NEVER_FIT)}")
+        _check_number("long_wait_warning_s", self.long_wait_warning_s, 0.0, strict=True)
+        if self.max_victims < 1:
+            raise SpecError("max_victims", self.max_victims, "must be a positive integer")
         if not MIN_SAMPLE_INTERVAL_S <= self.sample_interval_s < math.inf:
             raise SpecError(
                 "sample_interval_s",
@@ -125,6 +155,14 @@ class JobState:
     metered_gpu_s: npt.NDArray[np.float64] = field(init=False)
     epoch: npt.NDArray[np.int64] = field(init=False)
     tiers: npt.NDArray[np.int64] = field(init=False)
+    wall_used_s: npt.NDArray[np.float64] = field(init=False)
+    """Wall seconds run over all attempts (what a time limit counts)."""
+    timed_out: npt.NDArray[np.bool_] = field(init=False)
+    """Ended at its time limit before its work was done."""
+    limit_hit: npt.NDArray[np.bool_] = field(init=False)
+    """The current attempt's end event is its time limit."""
+    skipped: npt.NDArray[np.bool_] = field(init=False)
+    """Left out of the replay: it could never fit the cluster (``SimConfig.never_fit``)."""
 
     def __post_init__(self) -> None:
         self.first_start_s = np.full(self.n, np.nan)
@@ -137,6 +175,10 @@ class JobState:
         self.metered_gpu_s = np.zeros(self.n)
         self.epoch = np.zeros(self.n, dtype=np.int64)
         self.tiers = np.zeros(self.n, dtype=np.int64)
+        self.wall_used_s = np.zeros(self.n)
+        self.timed_out = np.zeros(self.n, dtype=bool)
+        self.limit_hit = np.zeros(self.n, dtype=bool)
+        self.skipped = np.zeros(self.n, dtype=bool)
 
 
 class Simulation:
@@ -171,9 +213,15 @@ class Simulation:
         self.requests: list[Request] = self._jobs.requests(self.cluster)
         self.state = JobState(n=len(self._jobs))
         self._pending: list[int] = []
+        self._orders: dict[str, PendingOrder] = {}
+        """The pending jobs in each order a policy asked for (``pending_in_order``)."""
         self._running: dict[int, float] = {}
         self.where: dict[int, Placement] = {}
         self._borrowed: set[int] = set()
+        self._expected_end: dict[int, float] = {}
+        """Running job -> when it ends by its estimate."""
+        self._ends: list[tuple[float, int]] = []
+        """(expected end, job) of the running jobs, sorted (the order reservations release)."""
         self.node_jobs: dict[int, set[int]] = {}
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.repairs_pending = 0
@@ -186,6 +234,7 @@ class Simulation:
         num_tenants = len(self._jobs.tenant_names)
         self._tenant_milli = np.zeros(num_tenants, dtype=np.int64)
         self._tenant_cpu = np.zeros(num_tenants, dtype=np.int64)
+        self._tenant_borrowed = np.zeros(num_tenants, dtype=np.int64)
         self._tenant_mem = np.zeros(num_tenants, dtype=np.int64)
         self._quota = self._quotas(config.quota_gpus)
         self._cohort = (
@@ -198,6 +247,21 @@ class Simulation:
         self.spares: list[int] = []
         self.isolated: set[int] = set()
         self.lost_by_kind = {"failure": 0.0, "preemption": 0.0}
+        self.preemption_log: list[tuple[float, int, int, tuple[int, ...]]] = []
+        """Per preemption: (time, victim, the job it made room for, the nodes they share)."""
+        self._no_room: set[tuple[int, frozenset[int]]] = set()
+        """(shape, nodes avoided) that found no placement at cluster generation
+        ``_no_room_generation``: placement is a function of the cluster's state, so the same
+        shape fails again until something changes (a long queue holds many jobs of few shapes)."""
+        self._no_room_generation = -1
+        self._reservations: dict[tuple[int, frozenset[int]], tuple[float, frozenset[int]]] = {}
+        """Reservations (expected end, nodes) by (shape, nodes taken) at cluster generation
+        ``_reservation_generation``: running jobs' expected ends do not move while the cluster
+        does not change, so passes after arrivals alone reuse them."""
+        self._reservation_generation = -1
+        self.warnings: list[str] = []
+        """Conditions a reader of the results should know of (jobs skipped, a stuck queue)."""
+        self._waited_long = False
         self._dirty = True
         """Something a queue pass depends on changed since the last pass (an arrival, freed or
         returned capacity). Without a change a pass would start nothing: no policy's choice
@@ -226,6 +290,10 @@ class Simulation:
         return self._tenant_milli
 
     @property
+    def tenant_borrowed_gpu_milli(self) -> npt.NDArray[np.int64]:
+        return self._tenant_borrowed
+
+    @property
     def quota_gpu_milli(self) -> npt.NDArray[np.int64]:
         return self._quota
 
@@ -244,6 +312,20 @@ class Simulation:
     def borrowed(self, job: int) -> bool:
         return job in self._borrowed
 
+    def pending_in_order(self, order: str) -> PendingOrder:
+        if order not in self._orders:
+            jobs = self._jobs
+            keys = {
+                "priority": (-jobs.priority,),
+                "est_run": (jobs.est_run_s,),
+                "tenant": (jobs.tenant,),
+            }
+            if order not in keys:
+                raise SpecError("order", order, f"valid: {', '.join(keys)}")
+            groups = jobs.tenant if order == "tenant" else None
+            self._orders[order] = PendingOrder(keys[order], self._pending, groups=groups)
+        return self._orders[order]
+
     def usage_vector(self, tenant: int) -> npt.NDArray[np.float64]:
         return np.array(
             [
@@ -254,17 +336,30 @@ class Simulation:
         )
 
     def expected_end_s(self, job: int) -> float:
+        return self._expected_end[job]
+
+    def _estimate_end(self, job: int) -> float:
+        """When a job just started ends by its estimate (fixed while it runs)."""
         left = max(float(self._jobs.est_run_s[job]) - float(self.state.work_done_s[job]), 0.0)
         return self._running[job] + left * float(self.state.slowdown[job])
 
-    def try_start(self, job: int, *, borrowed: bool = False) -> bool:
+    def try_start(
+        self, job: int, *, borrowed: bool = False, avoid: frozenset[int] | set[int] = frozenset()
+    ) -> bool:
         request = self.requests[job]
-        placement = self.placement.place(self.cluster, request)
+        key = (request.shape_id, frozenset(avoid))
+        if self._no_room_generation != self.cluster.generation:
+            self._no_room.clear()
+            self._no_room_generation = self.cluster.generation
+        if key in self._no_room:
+            return False
+        placement = self._place_avoiding(request, avoid)
         if placement is None:
+            self._no_room.add(key)
             return False
         self.cluster.allocate(placement)
         self.placement.allocated(placement, request)
-        self._pending.pop(bisect.bisect_left(self._pending, job))
+        self._pending_remove(job)
         self._running[job] = self.now
         self.where[job] = placement
         if borrowed:
@@ -279,18 +374,156 @@ class Simulation:
         )
         run_s = self.duration.run_time_s(view, summary)
         self.state.slowdown[job] = run_s / base if base > 0 else 1.0
+        end_s = self._estimate_end(job)
+        self._expected_end[job] = end_s
+        bisect.insort(self._ends, (end_s, job))
         self.state.tiers[job] = summary.tiers_crossed
         if math.isnan(self.state.first_start_s[job]):
             self.state.first_start_s[job] = self.now
         left = max(base - self.state.work_done_s[job], 0.0) * self.state.slowdown[job]
-        self._push(self.now + left, FINISH, job)
+        limit = self.config.walltime_factor * float(self._jobs.est_run_s[job])
+        limit_left = max(limit - float(self.state.wall_used_s[job]), 0.0)
+        self.state.limit_hit[job] = limit_left < left
+        self._push(self.now + min(left, limit_left), FINISH, job)
         self.events.append((self.now, "start", job))
         return True
+
+    def _place_avoiding(
+        self, request: Request, avoid: frozenset[int] | set[int]
+    ) -> Placement | None:
+        """The placement policy's choice with the nodes in ``avoid`` held unschedulable."""
+        if not avoid:
+            return self.placement.place(self.cluster, request)
+        nodes = np.fromiter(avoid, np.int64, len(avoid))
+        hidden = nodes[self.cluster.schedulable[nodes]]
+        generation = self.cluster.generation
+        self.cluster.set_schedulable_many(hidden, False)
+        try:
+            return self.placement.place(self.cluster, request)
+        finally:
+            self.cluster.set_schedulable_many(hidden, True)
+            self.cluster.generation = generation  # the same state as before
+
+    def reservation(self, job: int, taken: set[int]) -> tuple[float, set[int]]:
+        request = self.requests[job]
+        key = (request.shape_id, frozenset(taken))
+        if self._reservation_generation != self.cluster.generation:
+            self._reservations.clear()
+            self._reservation_generation = self.cluster.generation
+        if key not in self._reservations:
+            self._reservations[key] = self._find_reservation(request, taken)
+        end_s, nodes = self._reservations[key]
+        return (max(end_s, self.now), set(nodes))
+
+    def _find_reservation(self, request: Request, taken: set[int]) -> tuple[float, frozenset[int]]:
+        """Release running jobs in the order they are expected to end until the placement
+        finds room (skipping the placement calls until enough GPUs are free at all); the
+        cluster is then restored, its generation included, since its state is unchanged."""
+        generation = self.cluster.generation
+        ends = list(self._ends)
+        need = request.gpu_demand_milli
+        free = self.free_gpu_milli
+        released: list[int] = []
+        found: tuple[float, frozenset[int]] = (math.inf, frozenset())
+        for end_s, other in ends:
+            self.cluster.release(self.where[other])
+            released.append(other)
+            free += self.requests[other].gpu_demand_milli
+            if free < need:
+                continue
+            placement = self._place_avoiding(request, taken)
+            if placement is not None:
+                found = (end_s, frozenset(placement.nodes))
+                break
+        for other in released:
+            self.cluster.allocate(self.where[other])
+        self.cluster.generation = generation
+        return found
 
     def preempt(self, job: int) -> None:
         self.state.preemptions[job] += 1
         self._stop(job, "preemption")
         self.events.append((self.now, "preempt", job))
+
+    def start_by_preempting(
+        self, job: int, candidates: list[int], *, borrowed: bool = False
+    ) -> bool:
+        """Start ``job`` by preempting the fewest and cheapest of ``candidates`` whose GPUs, on
+        the placement found, let it start; preempt nothing and return False when none do.
+
+        Candidates that ran less than ``min_run_before_preempt_s`` are left alone. The rest are
+        tried cheapest first: jobs whose nodes hold only candidates (freeing whole nodes and
+        their NVLink domains) before jobs that share nodes with others, then by the work a
+        preemption would lose (GPU-seconds since the last checkpoint). Victims are released
+        one by one until the placement policy finds room; those the placement does not touch,
+        and any whose release it turns out not to need, keep running."""
+        order = self._victim_order(candidates)
+        request = self.requests[job]
+        released: list[int] = []
+        found: Placement | None = None
+        generation = self.cluster.generation
+        free = self.free_gpu_milli
+        for victim in order:
+            self.cluster.release(self.where[victim])
+            released.append(victim)
+            free += self.requests[victim].gpu_demand_milli
+            if free < request.gpu_demand_milli:
+                continue  # no placement before this many GPUs are free at all
+            found = self.placement.place(self.cluster, request)
+            if found is not None:
+                break
+        if found is None:
+            for victim in released:
+                self.cluster.allocate(self.where[victim])
+            self.cluster.generation = generation  # the same state as before
+            return False
+        needed = self._prune_victims(request, released, found)
+        for victim in needed:
+            shared = tuple(sorted(set(self.where[victim].nodes) & set(found.nodes)))
+            self.preemption_log.append((self.now, victim, job, shared))
+            self.preempt(victim)
+        started = self.try_start(job, borrowed=borrowed)
+        assert started, "a placement existed with the victims' resources released"
+        return True
+
+    def _victim_order(self, candidates: list[int]) -> list[int]:
+        """Preemptible candidates, cheapest first (see :meth:`start_by_preempting`)."""
+        least = self.config.min_run_before_preempt_s
+        ok = [j for j in candidates if self.now - self._running[j] >= least]
+        pool = set(ok)
+        interval = self.config.checkpoint_interval_s
+
+        def cost(j: int) -> tuple[int, float, float, int]:
+            nodes = self.where[j].nodes
+            whole = all(self.node_jobs[n] <= pool for n in nodes)
+            done = (
+                self.state.work_done_s[j] + (self.now - self._running[j]) / self.state.slowdown[j]
+            )
+            lost = (done % interval) * self.requests[j].gpu_demand_milli
+            return (0 if whole else 1, lost, -self._running[j], -j)
+
+        return sorted(ok, key=cost)[: self.config.max_victims]
+
+    def _prune_victims(self, request: Request, released: list[int], found: Placement) -> list[int]:
+        """The released victims the placement needs: those on its nodes (the others do not
+        change what is free there), less any whose resources it can do without (tried most
+        costly first). The cluster is left as it was; ``preempt`` releases the needed ones."""
+        nodes = set(found.nodes)
+        needed = []
+        for victim in released:
+            if nodes & set(self.where[victim].nodes):
+                needed.append(victim)
+            else:
+                self.cluster.allocate(self.where[victim])
+        for victim in reversed(list(needed)):
+            self.cluster.allocate(self.where[victim])
+            if self.placement.place(self.cluster, request) is None:
+                self.cluster.release(self.where[victim])
+            else:
+                needed.remove(victim)
+        for victim in needed:
+            self.cluster.allocate(self.where[victim])  # preempt() releases them for real
+        return needed
 
     # ----- internals -----------------------------------------------------------------------
     def _quotas(self, quota_gpus: dict[str, float] | None) -> npt.NDArray[np.int64]:
@@ -303,6 +536,16 @@ class Simulation:
             raise SpecError(f"quota[{negative[0]}]", quota_gpus[negative[0]], "must be >= 0 GPUs")
         # A quota for a tenant without jobs is allowed (an idle queue) and simply unused.
         return np.array([int(quota_gpus.get(t, 0.0) * GPU_MILLI) for t in names], dtype=np.int64)
+
+    def _pending_add(self, job: int) -> None:
+        bisect.insort(self._pending, job)
+        for order in self._orders.values():
+            order.add(job)
+
+    def _pending_remove(self, job: int) -> None:
+        self._pending.pop(bisect.bisect_left(self._pending, job))
+        for order in self._orders.values():
+            order.remove(job)
 
     def _push(self, time_s: float, kind: int, arg: int) -> None:
         """Queue an event; a finish event carries the job's epoch, so one made stale by a
@@ -317,12 +560,15 @@ class Simulation:
         tenant = int(self._jobs.tenant[job])
         gpus = sum(len(slots) for slots in placement.gpu_slots)
         self._tenant_milli[tenant] += sign * gpus * placement.gpu_milli
+        if job in self._borrowed:
+            self._tenant_borrowed[tenant] += sign * gpus * placement.gpu_milli
         self._tenant_cpu[tenant] += sign * sum(placement.cpu_milli)
         self._tenant_mem[tenant] += sign * sum(placement.memory_bytes)
 
     def _release(self, job: int) -> float:
         """Take a running job off the cluster; returns the wall seconds it just ran."""
         placement = self.where.pop(job)
+        self._ends.pop(bisect.bisect_left(self._ends, (self._expected_end.pop(job), job)))
         self.cluster.release(placement)
         self.placement.released(placement, self.requests[job])
         for node in placement.nodes:
@@ -330,6 +576,7 @@ class Simulation:
         self._account(job, placement, -1)
         self._borrowed.discard(job)
         ran = self.now - self._running.pop(job)
+        self.state.wall_used_s[job] += ran
         self._dirty = True
         gpus = self.requests[job].gpu_demand_milli / GPU_MILLI
         self.state.metered_gpu_s[job] += ran * gpus
@@ -347,12 +594,17 @@ class Simulation:
         self.state.lost_gpu_s[job] += lost
         self.lost_by_kind[why] += lost
         self.state.work_done_s[job] = kept
-        bisect.insort(self._pending, job)
+        self._pending_add(job)
 
     def _finish(self, job: int) -> None:
-        self._release(job)
-        self.state.work_done_s[job] = float(self._jobs.run_s[job])
+        ran = self._release(job)
         self.state.end_s[job] = self.now
+        if self.state.limit_hit[job]:
+            self.state.work_done_s[job] += ran / self.state.slowdown[job]
+            self.state.timed_out[job] = True
+            self.events.append((self.now, "timeout", job))
+            return
+        self.state.work_done_s[job] = float(self._jobs.run_s[job])
         self.events.append((self.now, "finish", job))
 
     def _fail(self, node: int) -> None:
@@ -428,13 +680,20 @@ class Simulation:
         assert np.array_equal(cpu + c.cpu_free, c.cpu_cap)
         c.check_aggregates()
         assert not set(self._pending) & set(self._running)
-        done = int(np.isfinite(self.state.end_s).sum())
+        borrowed = np.zeros_like(self._tenant_borrowed)
+        for job in self._borrowed:
+            borrowed[self._jobs.tenant[job]] += self.requests[job].gpu_demand_milli
+        assert np.array_equal(borrowed, self._tenant_borrowed)
+        done = int(np.isfinite(self.state.end_s).sum() + self.state.skipped.sum())
         arrived = len(self._jobs) - self.arrivals_left
         assert len(self._pending) + len(self._running) + done == arrived
 
     def run(self) -> None:
         """Run to the end: every job finished, or nothing left that can ever start."""
-        for job in range(len(self._jobs)):
+        never = self._never_fit()
+        self.state.skipped[never] = True
+        self.arrivals_left -= len(never)
+        for job in np.flatnonzero(~self.state.skipped).tolist():
             self._push(float(self._jobs.submit_s[job]), ARRIVE, job)
         failures = self.config.failures
         if failures is not None:
@@ -449,7 +708,7 @@ class Simulation:
                 self._schedule_failure(node)
             self._push_trace_failures(failures)
         self._push(0.0, SAMPLE, 0)
-        work_left = len(self._jobs)
+        work_left = len(self._jobs) - len(never)
         while self.heap and work_left:
             time_s, kind, _, arg, epoch = heapq.heappop(self.heap)
             assert time_s >= self.now
@@ -460,7 +719,7 @@ class Simulation:
                     work_left -= 1
             elif kind == ARRIVE:
                 self.arrivals_left -= 1
-                bisect.insort(self._pending, arg)
+                self._pending_add(arg)
                 self._dirty = True
                 self.events.append((self.now, "arrive", arg))
             elif kind == FAIL:
@@ -482,9 +741,46 @@ class Simulation:
                 self.queue.schedule(self)  # once per instant, after all its events
             if self.config.check_invariants:
                 self._check()
+            if self._pending and not self._waited_long:
+                self._warn_long_wait()
             if self._stuck():
+                self.warnings.append(
+                    f"queue stuck at {self.now:.0f} s: {len(self._pending)} waiting jobs cannot "
+                    "start and nothing running, arriving or under repair will change that"
+                )
                 break
         self._sample()
+
+    def _warn_long_wait(self) -> None:
+        oldest = self._pending[0]  # job indices grow with submit time
+        waited = self.now - float(self._jobs.submit_s[oldest])
+        if waited >= self.config.long_wait_warning_s:
+            self._waited_long = True
+            self.warnings.append(
+                f"job {self._jobs.job_id[oldest]} ({self._jobs.num_gpu[oldest]} GPUs) had "
+                f"waited {waited / DAY_S:.1f} days at {self.now:.0f} s with "
+                f"{len(self._pending)} jobs waiting"
+            )
+
+    def _never_fit(self) -> npt.NDArray[np.int64]:
+        """Jobs whose shape fits no node or gang of the empty cluster; rejected or warned of."""
+        shapes = np.array([r.shape_id for r in self.requests], dtype=np.int64)
+        first = {int(s): j for j, s in reversed(list(enumerate(shapes.tolist())))}
+        fresh = self.cluster.copy_fresh()
+        bad = [s for s, j in first.items() if not fits_when_empty(fresh, self.requests[j])]
+        never = np.flatnonzero(np.isin(shapes, bad))
+        if never.size == 0:
+            return never
+        job = int(never[0])
+        what = (
+            f"job {self._jobs.job_id[job]} asks {self._jobs.num_gpu[job]} GPUs "
+            f"x {self._jobs.gpu_milli[job]} milli-GPU, {self._jobs.cpu_milli[job]} milli-CPU; "
+            f"the cluster has {self.cluster.total_gpus} GPUs, {self.cluster.gpu_slots} a node"
+        )
+        if self.config.never_fit == "reject":
+            raise SpecError("never_fit", "reject", f"{never.size} jobs can never fit: {what}")
+        self.warnings.append(f"{never.size} jobs can never fit and were skipped ({what})")
+        return never
 
     def _stuck(self) -> bool:
         """Nothing runs, nothing will arrive or return, and the queue cannot move."""

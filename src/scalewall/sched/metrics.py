@@ -49,6 +49,8 @@ def job_frame(sim: Simulation) -> pd.DataFrame:
     frame["gpu_hours_metered"] = st.metered_gpu_s / HOUR_S
     frame["gpu_hours_lost"] = st.lost_gpu_s / HOUR_S
     frame["finished"] = np.isfinite(end)
+    frame["timed_out"] = st.timed_out
+    frame["skipped"] = st.skipped
     return frame
 
 
@@ -67,7 +69,9 @@ def summarize_run(sim: Simulation, jobs: pd.DataFrame, series: pd.DataFrame) -> 
         "seed": sim.config.seed,
         "jobs": len(jobs),
         "finished": int(jobs["finished"].sum()),
-        "unfinished": int((~jobs["finished"]).sum()),
+        "unfinished": int((~jobs["finished"] & ~jobs["skipped"]).sum()),
+        "skipped_never_fit": int(jobs["skipped"].sum()),
+        "warnings": list(sim.warnings),
         "queue_delay_s": {
             "mean": float(delay.mean()) if delay.size else float("nan"),
             "p50": _pct(delay, 50),

@@ -6,14 +6,19 @@ Source of the targets: ``data/acme/acme_cluster_summary.csv`` (Hu et al., NSDI'2
   as in both traces.
 - Run time: log-normal with the trace's median; its sigma is solved so that the mean, after
   capping at the trace's maximum, equals ``avg_run_time_gpu``.
-- Outcome: completed / canceled / failed with the trace's GPU-job rates (the run time drawn is
-  the time the job actually ran, so failed and canceled jobs are simply shorter or longer).
+- Outcome: completed / canceled / failed with the trace's GPU-job rates *and* its shares of GPU
+  time by outcome (the run time drawn is the time the job actually ran). Outcome o is drawn
+  with P(o | g) proportional to exp(a_o + b_o ln g), g the job's GPU-seconds, completed the
+  reference (a = b = 0); the four other numbers are solved on the drawn jobs so that the count
+  shares and the GPU-time shares both match (on Seren canceled jobs hold 66% of GPU time and
+  failed ones 12%, though 43% of jobs fail: failures come early, cancels late).
 - Arrivals: Poisson, ``num_jobs`` over ``span_s``.
 Queueing delay is an output of the simulated scheduler, not an input; compare it, don't fit it.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +46,10 @@ class AcmeTargets:
     complete_rate: float
     cancel_rate: float
     fail_rate: float
+    complete_time_share: float
+    """Share of GPU time in completed jobs (``complete_rate_gpu_time``)."""
+    cancel_time_share: float
+    fail_time_share: float
 
 
 def acme_targets(cluster: str) -> AcmeTargets:
@@ -59,6 +68,9 @@ def acme_targets(cluster: str) -> AcmeTargets:
         complete_rate=float(row["complete_rate_gpu"]),
         cancel_rate=float(row["cancel_rate_gpu"]),
         fail_rate=float(row["fail_rate_gpu"]),
+        complete_time_share=float(row["complete_rate_gpu_time"]),
+        cancel_time_share=float(row["cancel_rate_gpu_time"]),
+        fail_time_share=float(row["fail_rate_gpu_time"]),
     )
 
 
@@ -110,6 +122,35 @@ def _run_sigma(targets: AcmeTargets) -> float:
     return float(optimize.brentq(gap, 1e-3, 6.0))
 
 
+OUTCOMES = ("completed", "canceled", "failed")
+
+
+def outcome_probs(gpu_s: np.ndarray, targets: AcmeTargets) -> np.ndarray:
+    """P(outcome | GPU-seconds) per job (rows) and outcome (``OUTCOMES``), tilted so that the
+    expected count shares and GPU-time shares over these jobs equal the targets'."""
+    counts = np.array([targets.complete_rate, targets.cancel_rate, targets.fail_rate])
+    times = np.array(
+        [targets.complete_time_share, targets.cancel_time_share, targets.fail_time_share]
+    )
+    counts, times = counts / counts.sum(), times / times.sum()
+    log_g = np.log(np.maximum(gpu_s, 1.0))
+    log_g -= log_g.mean()  # centred, so the intercepts stay near the log count ratios
+    weight = gpu_s / gpu_s.sum()
+
+    def probs(x: np.ndarray) -> np.ndarray:
+        logits = np.zeros((gpu_s.size, 3))
+        logits[:, 1:] = x[:2] + np.outer(log_g, x[2:])
+        return np.asarray(special.softmax(logits, axis=1))
+
+    def gap(x: np.ndarray) -> np.ndarray:
+        p = probs(x)
+        return np.concatenate([p.mean(axis=0)[1:] - counts[1:], weight @ p[:, 1:] - times[1:]])
+
+    start = np.concatenate([np.log(counts[1:] / counts[0]), np.zeros(2)])
+    solved = optimize.root(gap, start, method="hybr")
+    return probs(solved.x)
+
+
 def synthetic_jobs(spec: WorkloadSpec, seed: int) -> pd.DataFrame:
     """Jobs in the canonical columns plus ``status``; same seed, same jobs."""
     if spec.num_jobs < 1 or spec.span_s <= 0:
@@ -126,10 +167,9 @@ def synthetic_jobs(spec: WorkloadSpec, seed: int) -> pd.DataFrame:
     )
     run = np.maximum(np.round(run), 1.0)
     submit = np.sort(rng.uniform(0.0, spec.span_s, spec.num_jobs))
-    outcome_p = np.array([targets.complete_rate, targets.cancel_rate, targets.fail_rate])
-    status = rng.choice(
-        ["completed", "canceled", "failed"], size=spec.num_jobs, p=outcome_p / outcome_p.sum()
-    )
+    cumulative = np.cumsum(outcome_probs(num_gpu * run, targets), axis=1)
+    pick = (rng.random(spec.num_jobs)[:, None] > cumulative[:, :-1]).sum(axis=1)
+    status = np.array(OUTCOMES)[pick]
     weights = 1.0 / np.arange(1, spec.num_tenants + 1)
     tenant = rng.choice(spec.num_tenants, size=spec.num_jobs, p=weights / weights.sum())
     return pd.DataFrame(
@@ -148,3 +188,137 @@ def synthetic_jobs(spec: WorkloadSpec, seed: int) -> pd.DataFrame:
             "status": status,
         }
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class MixedWorkloadSpec:
+    """A multi-tenant pool's workload: GPU-sharing and small pods drawn from Alibaba's openb
+    pod list (shape, run time and QoS priority of one pod together; Weng et al., ATC'23) and
+    multi-GPU training gangs with Acme's GPU-count distribution above one GPU (Hu et al.,
+    NSDI'24), arriving (Poisson) over ``span_s`` at an offered load of ``load_frac``."""
+
+    num_jobs: int
+    span_s: float = 3 * DAY_S
+    """Arrival window: a few days, so queues build and drain through day-night-free load."""
+    load_frac: float = 0.8
+    """Offered load: GPU-seconds asked per second over the window / the pool's GPUs."""
+    pod_job_frac: float = 0.5
+    """Assumption: share of the jobs that are openb pods (the rest training gangs). openb's pods
+    (44% share a GPU) carry a small share of GPU time; gangs carry the rest, as in Acme."""
+    max_run_s: float = DAY_S
+    """Longest job: gang run times are capped here and openb's long-running pods (services up
+    to weeks) truncated to it, so the pool reaches its offered load within the window."""
+    warmup_s: float = DAY_S
+    """Metrics are read after this warm-up (the pool starts empty)."""
+    max_gang_frac: float = 0.25
+    """Largest gang as a share of the pool's GPUs (a tenant's training job, not the pool)."""
+    num_tenants: int = 8
+    """Tenants, drawn with Zipf-like weights 1/(i+1); each tenant's quota is its weight's
+    share of the pool (a quota sized to the tenant's expected demand)."""
+    like: str = "Seren"
+
+    def __post_init__(self) -> None:
+        if self.num_jobs < 2 or not 0 < self.span_s < float("inf"):
+            raise SpecError("num_jobs/span_s", (self.num_jobs, self.span_s), "jobs >= 2, span > 0")
+        if not 0 < self.max_run_s <= self.span_s or not 0 <= self.warmup_s < self.span_s:
+            raise SpecError("max_run_s/warmup_s", (self.max_run_s, self.warmup_s), "in (0, span_s]")
+        if not 0 < self.load_frac <= 10:
+            raise SpecError("load_frac", self.load_frac, "a share in (0, 10]")
+        if not 0 < self.pod_job_frac < 1 or not 0 < self.max_gang_frac <= 1:
+            raise SpecError(
+                "pod_job_frac/max_gang_frac", (self.pod_job_frac, self.max_gang_frac), "in (0, 1)"
+            )
+
+
+def tenant_weights(num_tenants: int) -> np.ndarray:
+    """Zipf-like tenant shares 1/(i+1), normalised."""
+    weights = 1.0 / np.arange(1, num_tenants + 1, dtype=float)
+    return np.asarray(weights / weights.sum(), dtype=float)
+
+
+CPU_MILLI_PER_GANG_GPU = 16_000
+"""CPU a training gang asks per GPU (as `WorkloadSpec.cpu_milli_per_gpu`)."""
+GANG_PRIORITY = 1
+"""Assumption: training gangs rank with openb's Burstable class, below its latency-sensitive
+(LS, 2) and Guaranteed (3) pods and above best-effort (BE, 0) ones."""
+
+
+def _scaled_runs(gpus: np.ndarray, runs: np.ndarray, gpu_s: float, cap_s: float) -> np.ndarray:
+    """Run times times one factor, each capped at ``cap_s``, whose GPU-seconds total ``gpu_s``
+    (bisection on the log of the factor: the capped total grows with it)."""
+    if gpu_s <= 0:
+        return np.minimum(runs * 1e-9, cap_s)
+    if float((gpus * cap_s).sum()) <= gpu_s:
+        return np.full_like(runs, cap_s)
+    lo, hi = -30.0, 30.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        total = float((gpus * np.minimum(runs * np.exp(mid), cap_s)).sum())
+        lo, hi = (mid, hi) if total < gpu_s else (lo, mid)
+    return np.asarray(np.minimum(runs * np.exp(hi), cap_s))
+
+
+@functools.lru_cache(maxsize=1)
+def _openb_gpu_pods() -> pd.DataFrame:
+    from scalewall.sched.traces.openb import openb_path, read_openb_pods
+
+    pods = read_openb_pods(openb_path("default")).frame
+    return pods[(pods["num_gpu"] > 0) & (pods["run_s"] > 0)].reset_index(drop=True)
+
+
+def mixed_jobs(
+    spec: MixedWorkloadSpec, total_gpus: int, gpus_per_node: int, seed: int
+) -> pd.DataFrame:
+    """Jobs in the canonical columns; same seed, same jobs.
+
+    Pods keep openb's own run times. Gangs take 2^k GPUs (k >= 1, whole nodes past one node, at
+    most ``max_gang_frac`` of the pool) with Acme's size weights and log-normal run times of
+    Acme's shape, all scaled by one factor (each capped at ``max_run_s``) so the offered load over
+    the window is ``load_frac`` (the gangs' run times set the time unit; the pods' stay as
+    measured).
+    """
+    rng = np.random.default_rng(seed)
+    catalog = _openb_gpu_pods()
+    num_pods = round(spec.num_jobs * spec.pod_job_frac)
+    num_gangs = spec.num_jobs - num_pods
+    pods = catalog.iloc[rng.integers(0, len(catalog), num_pods)].copy()
+    pods["run_s"] = np.minimum(pods["run_s"], spec.max_run_s)
+    targets = acme_targets(spec.like)
+    sizes, probs = _size_probs(targets, 0.6)
+    cap = max(int(spec.max_gang_frac * total_gpus), 2)
+    keep = (sizes > 1) & (sizes <= cap) & ((sizes <= gpus_per_node) | (sizes % gpus_per_node == 0))
+    gang_gpu = rng.choice(sizes[keep], size=num_gangs, p=probs[keep] / probs[keep].sum())
+    sigma = _run_sigma(targets)
+    gang_run = rng.lognormal(np.log(targets.med_run_time_s), sigma, num_gangs)
+    pod_gpu_s = float((pods["num_gpu"] * pods["gpu_milli"] / GPU_MILLI * pods["run_s"]).sum())
+    wanted = spec.load_frac * total_gpus * spec.span_s - pod_gpu_s
+    gang_run = np.maximum(np.round(_scaled_runs(gang_gpu, gang_run, wanted, spec.max_run_s)), 1.0)
+    num_gpu = np.concatenate([pods["num_gpu"].to_numpy(), gang_gpu]).astype(np.int64)
+    run = np.concatenate([pods["run_s"].to_numpy(dtype=float), gang_run])
+    order = rng.permutation(spec.num_jobs)
+    weights = tenant_weights(spec.num_tenants)
+    tenant = rng.choice(spec.num_tenants, size=spec.num_jobs, p=weights)
+    frame = pd.DataFrame(
+        {
+            "submit_s": np.sort(rng.uniform(0.0, spec.span_s, spec.num_jobs)),
+            "run_s": run[order],
+            "num_gpu": num_gpu[order],
+            "gpu_milli": np.concatenate(
+                [pods["gpu_milli"].to_numpy(), np.full(num_gangs, GPU_MILLI)]
+            ).astype(np.int64)[order],
+            "cpu_milli": np.concatenate(
+                [pods["cpu_milli"].to_numpy(), gang_gpu * CPU_MILLI_PER_GANG_GPU]
+            ).astype(np.int64)[order],
+            "memory_bytes": np.concatenate(
+                [pods["memory_bytes"].to_numpy(), np.zeros(num_gangs)]
+            ).astype(np.int64)[order],
+            "priority": np.concatenate(
+                [pods["priority"].to_numpy(), np.full(num_gangs, GANG_PRIORITY)]
+            ).astype(np.int64)[order],
+        }
+    )
+    frame.insert(0, "job_id", [f"job-{i:07d}" for i in range(spec.num_jobs)])
+    frame["gpu_models"] = ""
+    frame["tenant"] = [f"tenant-{t}" for t in tenant]
+    frame["est_run_s"] = frame["run_s"]
+    return frame

@@ -27,6 +27,7 @@ OUTPUT_KINDS: dict[str, str] = {
     "fit": "scalewall fit --json",
     "simulate": "scalewall simulate --json",
     "fgd": "scalewall fgd --json",
+    "explore": "scalewall explore --json",
     "catalog": "scalewall catalog --json",
     "catalog-entry": "scalewall catalog KIND ID --json",
 }

@@ -8,7 +8,9 @@ and evaluated, and the sorted scores of all feasible plans so any plan's rank ca
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +92,17 @@ class RankedPlan:
     """The largest part of the step other than compute."""
     limit_line: str
     """One line saying what limits the plan."""
+    equivalents: tuple[ParallelPlan, ...] = ()
+    """Other plans whose score, step time, memory and every breakdown part equal this one's
+    (to ``EQUIVALENT_REL_TOL``): collapsed into this row, best-ordered."""
+
+    def equivalent_knobs(self) -> list[dict[str, Any]]:
+        """For each equivalent plan, the plan fields where it differs from this one."""
+        mine = dataclasses.asdict(self.plan)
+        return [
+            {k: v for k, v in dataclasses.asdict(p).items() if v != mine[k]}
+            for p in self.equivalents
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         plan = {k: getattr(self.plan, k) for k in self.plan.__dataclass_fields__}
@@ -108,6 +121,7 @@ class RankedPlan:
             "breakdown_s": self.breakdown,
             "limiter": self.limiter,
             "limit_line": self.limit_line,
+            "equivalents": self.equivalent_knobs(),
         }
 
 
@@ -189,6 +203,7 @@ class SearchResult(ResultDisplay):
                 memory_total_bytes=r.memory_total_bytes,
                 limiter=r.limiter,
                 limit_line=r.limit_line,
+                equivalent_plans=len(r.equivalents),
             )
             row.update({f"{k}_s": v for k, v in r.breakdown.items()})
             rows.append(row)
@@ -293,12 +308,14 @@ def search(
     top_k: int = 5,
     stack: StackSpec = None,
     efficiency: Efficiency | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> SearchResult:
     """Find the best parallel plans of ``model`` on ``cluster`` (or ``gpus`` x ``gpu``).
 
     The batch constraint is ``global_batch`` sequences or ``global_batch_tokens`` tokens per
     step (default 16M tokens). Raises SpecError when the GPU count or the batch admits no plan;
     a search where no plan fits in memory returns a result with an empty ``top`` and a reason.
+    ``on_progress(done, total)`` is called after each chunk of plans through the step model.
     """
     start = time.perf_counter()
     spec, resolved = resolve_inputs(model, cluster, gpu, gpus)
@@ -343,8 +360,11 @@ def search(
         part = feasible.take(rows)
         out = step_model(spec, resolved, part, eff, stk)
         scores[rows] = np.where(out.fits, obj.score(ctx, part, out), -np.inf)
-    best = _top_rows(scores, mem_total[fit_rows], top_k)
-    top = _ranked(spec, resolved, feasible.take(best), scores[best], obj, eff, stk)
+        if on_progress is not None:
+            on_progress(int(rows[-1]) + 1, len(feasible))
+    top = _ranked_groups(
+        spec, resolved, feasible, scores, mem_total[fit_rows], top_k, obj, eff, stk
+    )
     return SearchResult(
         **common,
         top=top,
@@ -364,6 +384,71 @@ def _top_rows(scores: FloatArray, memory_bytes: FloatArray, top_k: int) -> NDArr
     return result
 
 
+EQUIVALENT_REL_TOL = 1e-12
+"""Relative difference under which two plans' numbers count as equal: far below any modelled
+effect (the step model's float64 sums agree to ~1e-15), so only plans the model cannot tell
+apart collapse into one row."""
+
+EQUIVALENT_POOL = 8
+"""Candidates examined per requested row before widening: the top K groups are sought among
+the ``EQUIVALENT_POOL x K`` best plans, then 4x as many, until K groups are found."""
+
+
+def _result_key(out: Any, i: int, score: float) -> NDArray[np.float64]:
+    parts = [float(v[i]) for _, v in sorted(out.breakdown_s.items())]
+    return np.array([score, out.step_time_s[i], out.memory_total_bytes[i], *parts])
+
+
+def _same(a: NDArray[np.float64], b: NDArray[np.float64]) -> bool:
+    return bool(np.all(np.abs(a - b) <= EQUIVALENT_REL_TOL * np.maximum(np.abs(a), np.abs(b))))
+
+
+def _groups(out: Any, scores: FloatArray, top_k: int) -> list[list[int]]:
+    """Rows (in best-first order) grouped by identical results; at most ``top_k`` groups."""
+    groups: list[list[int]] = []
+    keys: list[NDArray[np.float64]] = []
+    for i in range(len(scores)):
+        key = _result_key(out, i, float(scores[i]))
+        match = next((g for g, k in enumerate(keys) if _same(k, key)), None)
+        if match is not None:
+            groups[match].append(i)
+        elif len(groups) < top_k:
+            groups.append([i])
+            keys.append(key)
+    return groups
+
+
+def _closed(scores: FloatArray, groups: list[list[int]]) -> bool:
+    """Whether no plan outside the pool can join a group: equivalent plans score the same,
+    and the pool's last score is below the last group's."""
+    last, lowest = float(scores[groups[-1][0]]), float(scores[-1])
+    return lowest < last - EQUIVALENT_REL_TOL * abs(last)
+
+
+def _ranked_groups(
+    model: ModelSpec,
+    cluster: Cluster,
+    feasible: PlanBatch,
+    scores: FloatArray,
+    memory_bytes: FloatArray,
+    top_k: int,
+    obj: Objective,
+    eff: Efficiency,
+    stack: Stack,
+) -> tuple[RankedPlan, ...]:
+    """The ``top_k`` best distinct results, each with the plans equivalent to it."""
+    pool = EQUIVALENT_POOL * top_k
+    while True:
+        rows = _top_rows(scores, memory_bytes, pool)
+        batch = feasible.take(rows)
+        out = step_model(model, cluster, batch, eff, stack)
+        groups = _groups(out, scores[rows], top_k)
+        if len(rows) == len(scores) or (len(groups) >= top_k and _closed(scores[rows], groups)):
+            break
+        pool *= 4
+    return _ranked(model, cluster, batch, scores[rows], obj, eff, stack, groups, out)
+
+
 def _ranked(
     model: ModelSpec,
     cluster: Cluster,
@@ -372,18 +457,19 @@ def _ranked(
     obj: Objective,
     eff: Efficiency,
     stack: Stack,
+    groups: list[list[int]],
+    out: Any,
 ) -> tuple[RankedPlan, ...]:
-    out = step_model(model, cluster, batch, eff, stack)
     hbm = cluster.accelerator.hbm_capacity_bytes
     ranked = []
-    for i in range(len(batch)):
+    for rank, (i, *same) in enumerate(groups, start=1):
         plan = batch.plan(i)
         breakdown = {k: float(v[i]) for k, v in out.breakdown_s.items()}
         memory = float(out.memory_total_bytes[i])
         part, line = limit_line(plan, breakdown, memory / hbm)
         ranked.append(
             RankedPlan(
-                rank=i + 1,
+                rank=rank,
                 plan=plan,
                 score=float(scores[i]),
                 objective_value=obj.display(float(scores[i])),
@@ -397,6 +483,7 @@ def _ranked(
                 breakdown=breakdown,
                 limiter=part,
                 limit_line=line,
+                equivalents=tuple(batch.plan(j) for j in same),
             )
         )
     return tuple(ranked)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -350,15 +350,18 @@ def validate_cases(
     eff: Efficiency | None = None,
     read_errors: Sequence[CaseMessage] = (),
     clocks: Mapping[str, float] | None = None,
+    on_case: Callable[[int, int], None] | None = None,
 ) -> ValidationReport:
     """Predict and compare every case; a case that cannot be modelled becomes one error (with
     ``read_errors``, those of cases that could not be read) and the others still run.
-    ``clocks`` as in ``predict_case``."""
+    ``clocks`` as in ``predict_case``; ``on_case(done, total)`` after each case."""
     comparisons: list[Comparison] = []
     fits: dict[str, tuple[bool, bool]] = {}
     errors, warnings = list(read_errors), []
     stacks: dict[str, str] = {}
-    for case in cases:
+    for done, case in enumerate(cases, start=1):
+        if on_case is not None:
+            on_case(done - 1, len(cases))
         try:
             pred = predict_case(case, eff, clocks)
         except (ValueError, KeyError, TypeError, ArithmeticError) as exc:

@@ -94,19 +94,26 @@ class Planner:
         rq.check_limits(kind, options, self.limits)
         options = {k: v for k, v in options.items() if not k.startswith("_")}
         for key in ("model", "step_model"):
-            upload = rq.upload_id(str(options.get(key) or ""))
-            if upload is None:
-                continue
-            found = self.store.upload(upload)
-            if found is None:
-                raise SpecError(key, options[key], "an upload id from POST /api/uploads")
-            path = workdir / f"{re.sub(r'[^A-Za-z0-9._-]', '-', found[0])}.json"
-            path.write_text(json.dumps(found[1]))
-            options[key] = str(path)
+            if key in options:
+                options[key] = self._upload_file(key, options[key], workdir)
+        if "models" in options:
+            options["models"] = [self._upload_file("models", m, workdir) for m in options["models"]]
         # simulate's --nodes is its own synthetic cluster, not a catalog system's node count
         if kind != "simulate" and ({"system", "fabric", "nodes"} & set(options)):
             options = self._cluster_file(options, workdir)
         return options
+
+    def _upload_file(self, key: str, value: Any, workdir: Path) -> Any:
+        """``value``, or the server file an ``upload:<id>`` is written to."""
+        upload = rq.upload_id(str(value or ""))
+        if upload is None:
+            return value
+        found = self.store.upload(upload)
+        if found is None:
+            raise SpecError(key, value, "an upload id from POST /api/uploads")
+        path = workdir / f"{re.sub(r'[^A-Za-z0-9._-]', '-', found[0])}.json"
+        path.write_text(json.dumps(found[1]))
+        return str(path)
 
     def _cluster_file(self, options: dict[str, Any], workdir: Path) -> dict[str, Any]:
         from scalewall import catalog
@@ -176,35 +183,79 @@ class Planner:
                 f"{self.limits.max_queued_jobs} jobs are queued or running; wait for one to finish",
             )
         workdir = self.runner.workdir()
+        points = body.points() if isinstance(body, rq.ExploreRequest) else 0
         try:
-            options = self.files({**body.options(), "_kind": kind}, workdir)
+            options = self.files({**body.options(), "_kind": kind, "_points": points}, workdir)
         except ScalewallError as exc:
             import shutil
 
             shutil.rmtree(workdir, ignore_errors=True)
             return _error(422, str(exc))
         job_id = self.store.add_job(kind, body.model_dump())
-        progress, finish = None, None
-        if kind == "wall":
-            options["workers"] = 1
-            options["results"] = str(workdir / "rows.jsonl")
-            progress = _rows_progress(workdir / "rows.jsonl", len(options.get("sizes") or []))
-        if kind == "report":
-            options["out"] = str(workdir / "report.html")
-            finish = _report_finish(workdir / "report.html", job_id)
+        options, progress, finish = _job_files(kind, options, workdir, job_id, points)
         self.runner.submit(
-            job_id, kind, rq.command_line(options), progress, finish, cleanup=workdir
+            job_id, kind, rq.command_line(options, kind), progress, finish, cleanup=workdir
         )
         row = self.store.job(job_id)
         assert row is not None
         return JSONResponse(row.to_dict(), status_code=202)
 
 
+JOB_FILES = {"wall": "rows.jsonl", "report": "report.html", "explore": "dataset"}
+"""The file (or folder) each job writes in its own scratch folder. A result names it by this
+job-relative name only: the server's paths never leave the server."""
+
+
+def _job_files(
+    kind: str, options: dict[str, Any], workdir: Path, job_id: str, points: int
+) -> tuple[dict[str, Any], Any, Any]:
+    """The job's options with its output paths in ``workdir``, its progress and its finish."""
+    name = JOB_FILES.get(kind)
+    if kind == "wall":
+        rows = workdir / str(name)
+        options = {**options, "workers": 1, "results": str(rows)}
+        return (
+            options,
+            _rows_progress(rows, len(options.get("sizes") or [])),
+            _renamed("results_path", name),
+        )
+    if kind == "report":
+        options = {**options, "out": str(workdir / str(name))}
+        return options, None, _report_finish(workdir / str(name), job_id)
+    if kind == "explore":
+        counts = workdir / "progress.json"
+        options = {**options, "workers": 1, "out": str(workdir / str(name)),
+                   "progress_file": str(counts)}  # fmt: skip
+        return options, _counts_progress(counts, points), _renamed("out", name)
+    return options, None, None
+
+
+def _renamed(key: str, name: str | None) -> Any:
+    def finish(document: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+        return {**document, key: name}, None
+
+    return finish
+
+
 def _rows_progress(path: Path, sizes: int) -> Any:
-    def progress() -> float | None:
+    def progress() -> tuple[float, None] | None:
         if not sizes or not path.exists():
             return None
-        return min(1.0, sum(1 for _ in path.open()) / sizes)
+        return min(1.0, sum(1 for _ in path.open()) / sizes), None
+
+    return progress
+
+
+def _counts_progress(path: Path, points: int) -> Any:
+    """The exploration's done, running and failed counts from its progress file."""
+
+    def progress() -> tuple[float, dict[str, int]] | None:
+        try:
+            counts = {k: int(v) for k, v in json.loads(path.read_text()).items()}
+        except (OSError, ValueError):
+            return None
+        finished = counts.get("done", 0) + counts.get("failed", 0)
+        return (min(1.0, finished / points) if points else 0.0), counts
 
     return progress
 
@@ -309,6 +360,13 @@ def _job_routes(app: FastAPI, planner: Planner) -> None:
     async def report(body: rq.ReportRequest) -> JSONResponse:
         """Start a decision report (`scalewall report`); result `report`, page at .../html."""
         return planner.start_job("report", body)
+
+    @app.post("/api/explore", status_code=202, responses=job_doc, tags=["jobs"])
+    async def explore(body: rq.ExploreRequest) -> JSONResponse:
+        """Start an exploration (`scalewall explore`): one search per point of models x
+        designs x sizes x batch rules; counts of done, running and failed points in the job's
+        status; its result is an `explore` document (`out` is the job's own name `dataset`)."""
+        return planner.start_job("explore", body)
 
     @app.post("/api/simulate", status_code=202, responses=job_doc, tags=["jobs"])
     async def simulate(body: rq.SimulateRequest) -> JSONResponse:

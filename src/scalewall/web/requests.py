@@ -201,6 +201,48 @@ class SimulateRequest(Body):
     sample_interval_s: Annotated[float, Field(ge=60, le=1e9)] = 3600.0
 
 
+BatchRuleText = Annotated[
+    str, StringConstraints(pattern=r"^(tokens|seqs|per-gpu)=[1-9][0-9]{0,11}$")
+]
+Axis = Annotated[list[Id], Field(max_length=64)]
+
+
+class ExploreRequest(Body):
+    """``scalewall explore``: one plan search per point of models x designs x sizes x batch
+    rules (a design is an accelerator or a catalog cluster, on each fabric given). The job
+    writes its dataset in its own folder; the result is the summary with the frontier."""
+
+    models: Annotated[list[ModelName], Field(min_length=1, max_length=64)] = Field(
+        default_factory=lambda: [DEFAULT_MODEL]
+    )
+    gpus: Axis = Field(default_factory=list)
+    clusters: Axis = Field(default_factory=list)
+    sizes: Annotated[list[Positive], Field(min_length=1, max_length=64)] = Field(
+        default_factory=lambda: [64, 128, 256]
+    )
+    fabrics: Axis = Field(default_factory=list)
+    batch: Annotated[list[BatchRuleText], Field(max_length=16)] = Field(default_factory=list)
+    seq_len: Positive | None = None
+    precision: Word | None = None
+    """Comma-separated precisions (default: the command's)."""
+    max_cp: Positive | None = None
+    max_micro_batch: Positive | None = None
+    tp: Annotated[list[Positive], Field(max_length=16)] = Field(default_factory=list)
+    pp: Annotated[list[Positive], Field(max_length=16)] = Field(default_factory=list)
+    stack: Word | None = None
+    token_budget: Amount | None = None
+
+    def options(self) -> dict[str, Any]:
+        """Every axis given explicitly (so ``points`` counts what runs); an empty axis or a
+        None is the command's default."""
+        return {k: v for k, v in self.model_dump().items() if v not in ([], None)}
+
+    def points(self) -> int:
+        """Points of the grid (``explore.grid.build``'s product, before any is searched)."""
+        designs = (len(self.gpus) + len(self.clusters) or 1) * (len(self.fabrics) or 1)
+        return len(self.models) * designs * len(set(self.sizes)) * (len(self.batch) or 1)
+
+
 class UploadRequest(Body):
     """An uploaded HuggingFace ``config.json``: its name and its parsed content."""
 
@@ -212,21 +254,24 @@ FLAG_NAMES = {"asynchronous": "async"}
 """Fields whose option is not the field name with dashes."""
 LIST_OPTIONS = {"clusters": "cluster"}
 """List fields passed as a repeated option."""
+COMMA_LISTS = {"explore": ("clusters",)}
+"""Commands whose list field is one comma-separated option although ``LIST_OPTIONS`` names it."""
 
 
-def command_line(options: dict[str, Any]) -> list[str]:
+def command_line(options: dict[str, Any], kind: str = "") -> list[str]:
     """``{"global_batch": 512, "sequence_parallel": False}`` ->
     ``["--global-batch", "512", "--no-sequence-parallel"]``."""
     argv: list[str] = []
+    repeated = {k: v for k, v in LIST_OPTIONS.items() if k not in COMMA_LISTS.get(kind, ())}
     for name, value in options.items():
         if value is None:
             continue
         flag = FLAG_NAMES.get(name, name).replace("_", "-")
         if isinstance(value, bool):
             argv.append(f"--{flag}" if value else f"--no-{flag}")
-        elif name in LIST_OPTIONS:
+        elif name in repeated:
             for item in value:
-                argv += [f"--{LIST_OPTIONS[name]}", str(item)]
+                argv += [f"--{repeated[name]}", str(item)]
         elif isinstance(value, list):
             argv += [f"--{flag}", ",".join(str(v) for v in value)]
         else:
@@ -237,8 +282,9 @@ def command_line(options: dict[str, Any]) -> list[str]:
 def check_ids(options: dict[str, Any]) -> None:
     """No id may name a file (the commands read a path ending in .json or .toml)."""
     for name, value in options.items():
-        if isinstance(value, str) and value.lower().endswith(FILE_SUFFIXES):
-            raise SpecError(name, value, "a catalog id; upload a config.json instead of a path")
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item.lower().endswith(FILE_SUFFIXES):
+                raise SpecError(name, item, "a catalog id; upload a config.json instead of a path")
 
 
 def check_limits(kind: str, options: dict[str, Any], limits: Limits) -> None:
@@ -250,23 +296,36 @@ def check_limits(kind: str, options: dict[str, Any], limits: Limits) -> None:
         "mc_runs": limits.max_monte_carlo_runs,
     }
     for name, bound in bounds.items():
-        if name in options and options[name] > bound:
+        # explore's ``gpus`` is a list of accelerator ids, not a count
+        value = options.get(name)
+        if isinstance(value, int | float) and value > bound:
             raise SpecError(name, options[name], f"at most {bound} in scalewall serve")
     sizes = options.get("sizes") or []
     if len(sizes) > limits.max_sizes:
         raise SpecError("sizes", sizes, f"at most {limits.max_sizes} sizes per sweep")
     if sizes and max(sizes) > limits.max_gpus:
         raise SpecError("sizes", sizes, f"sizes of at most {limits.max_gpus} GPUs")
+    if kind == "explore" and options.get("_points", 0) > limits.max_explore_points:
+        raise SpecError(
+            "points",
+            options["_points"],
+            f"at most {limits.max_explore_points} (models x designs x sizes x batch rules)",
+        )
     if kind == "wall" and not sizes and options.get("max_gpus", 32768) > limits.max_gpus:
         raise SpecError("max_gpus", options["max_gpus"], f"at most {limits.max_gpus}")
-    if len(options.get("clusters") or []) > limits.max_options:
-        raise SpecError("clusters", options["clusters"], f"at most {limits.max_options} options")
-    for text in options.get("clusters") or []:
-        if int(text.rpartition(":")[2]) > limits.max_gpus:
-            raise SpecError("clusters", text, f"at most {limits.max_gpus} GPUs per option")
+    if kind == "report":
+        _check_report_options(options.get("clusters") or [], limits)
     trace = str(options.get("trace", ""))
     if trace.startswith("synthetic:") and int(trace.split(":")[2]) > limits.max_synthetic_jobs:
         raise SpecError("trace", trace, f"at most {limits.max_synthetic_jobs} synthetic jobs")
+
+
+def _check_report_options(clusters: list[str], limits: Limits) -> None:
+    if len(clusters) > limits.max_options:
+        raise SpecError("clusters", clusters, f"at most {limits.max_options} options")
+    for text in clusters:
+        if int(text.rpartition(":")[2]) > limits.max_gpus:
+            raise SpecError("clusters", text, f"at most {limits.max_gpus} GPUs per option")
 
 
 def upload_id(text: str) -> str | None:

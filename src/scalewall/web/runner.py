@@ -21,6 +21,8 @@ from scalewall.web.worker import INTERNAL_ERROR, OK, PRELOAD, USER_ERROR, child_
 TIMED_OUT = "timeout"
 POLL_S = 0.2
 """How often a waiting thread checks its worker (and a job's progress)."""
+ProgressFn = Callable[[], "tuple[float, dict[str, int] | None] | None"]
+"""A job's progress: (fraction done, counts or None), or None while unknown."""
 
 
 class Runner:
@@ -103,7 +105,7 @@ class Runner:
         job_id: str,
         command: str,
         argv: list[str],
-        progress: Callable[[], float | None] | None = None,
+        progress: ProgressFn | None = None,
         finish: Callable[[Any], tuple[Any, str | None]] | None = None,
         cleanup: Path | None = None,
     ) -> None:
@@ -116,23 +118,25 @@ class Runner:
         job_id: str,
         command: str,
         argv: list[str],
-        progress: Callable[[], float | None] | None,
+        progress: ProgressFn | None,
         finish: Callable[[Any], tuple[Any, str | None]] | None,
         cleanup: Path | None,
     ) -> None:
         store = self.store
         store.update(job_id, state=jobstore.RUNNING)
-        last = [0.0]
+        last: list[Any] = [None]
 
         def poll() -> None:
             value = progress() if progress else None
             if value is not None and value != last[0]:
                 last[0] = value
-                store.update(job_id, progress=value)
+                frac, counts = value
+                store.update(job_id, progress=frac, counts=counts and json.dumps(counts))
 
         try:
             status, payload = self.run(command, argv, self.limits.job_time_s, poll)
             if status == OK:
+                poll()  # the counts the job last wrote
                 html = None
                 if finish is not None:
                     payload, html = finish(payload)

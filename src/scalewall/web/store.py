@@ -19,6 +19,7 @@ create table if not exists jobs (
   request text not null,
   state text not null,
   progress real not null default 0,
+  counts text,
   message text not null default '',
   result text,
   html text,
@@ -43,6 +44,8 @@ class JobRow:
     request: dict[str, Any]
     state: str
     progress_frac: float
+    counts: dict[str, int] | None
+    """Points done, running and failed (an exploration); None for other jobs."""
     message: str
     created_s: float
     finished_s: float | None
@@ -57,6 +60,7 @@ class JobRow:
             "request": self.request,
             "state": self.state,
             "progress_frac": self.progress_frac,
+            "counts": self.counts,
             "message": self.message,
             "created_s": self.created_s,
             "finished_s": self.finished_s,
@@ -74,6 +78,9 @@ class Store:
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("pragma journal_mode=wal")
         self._db.executescript(SCHEMA)
+        columns = {row[1] for row in self._db.execute("pragma table_info(jobs)")}
+        if "counts" not in columns:  # a database written before jobs had counts
+            self._db.execute("alter table jobs add column counts text")
         # Jobs a stopped server left unfinished cannot resume: their worker died with it.
         self._db.execute(
             "update jobs set state=?, message=?, finished_s=? where state in (?, ?)",
@@ -94,8 +101,8 @@ class Store:
         return job_id
 
     def update(self, job_id: str, **fields: Any) -> None:
-        """Set ``state``, ``progress``, ``message``, ``result`` (JSON text), ``html`` or
-        ``finished_s``."""
+        """Set ``state``, ``progress``, ``counts`` (JSON text), ``message``, ``result`` (JSON
+        text), ``html`` or ``finished_s``."""
         names = ", ".join(f"{k}=?" for k in fields)
         with self._lock:
             self._db.execute(f"update jobs set {names} where id=?", (*fields.values(), job_id))
@@ -127,7 +134,7 @@ class Store:
     def _jobs(self, where: str, args: tuple[Any, ...]) -> list[JobRow]:
         query = (
             "select id, kind, request, state, progress, message, created_s, finished_s, "
-            f"html is not null from jobs {where}"
+            f"html is not null, counts from jobs {where}"
         )
         with self._lock:
             rows = self._db.execute(query, args).fetchall()
@@ -142,6 +149,7 @@ class Store:
                 created_s=float(r[6]),
                 finished_s=r[7],
                 has_html=bool(r[8]),
+                counts=None if r[9] is None else json.loads(r[9]),
             )
             for r in rows
         ]

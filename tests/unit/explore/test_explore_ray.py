@@ -13,6 +13,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -69,12 +70,25 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(timeout=20)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Cluster:
+    address: str
+    local_rows: pd.DataFrame
+    """The same exploration on the local executor, computed while the nodes start."""
+
+
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     port = _free_port()
     address = f"127.0.0.1:{port}"
     temp = tempfile.mkdtemp(prefix="/tmp/swray")  # short: Ray's socket paths have a limit
     head = _start("--head", f"--port={port}", "--node-ip-address=127.0.0.1", f"--temp-dir={temp}")
+    # Most of the nodes' start is their own processes booting: the serial run overlaps it.
+    local = tmp_path_factory.mktemp("local")
+    serial = threading.Thread(
+        target=explore, args=(SPEC, local), kwargs={"executor": SerialExecutor(), "chunk": 256}
+    )
+    serial.start()
     worker = None
     try:
         ray.init(address=address, log_to_driver=False, logging_level="ERROR")
@@ -83,8 +97,10 @@ def cluster() -> Iterator[str]:
         while ray.cluster_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
             time.sleep(0.5)
         assert ray.cluster_resources().get("CPU", 0) >= 2, "the worker node did not join"
-        yield address
+        serial.join()
+        yield Cluster(address=address, local_rows=load(local))
     finally:
+        serial.join()
         ray.shutdown()
         for proc in (worker, head):
             if proc is not None:
@@ -114,21 +130,25 @@ def _kill_one_worker(out: Path, killed: list[int]) -> None:
         time.sleep(0.05)
 
 
+CHUNK = 64
+"""Points per Ray task: 16 tasks, few enough that Ray's per-task cost stays small on this
+machine, enough (8 per worker) that a worker is killed with tasks still to come."""
+
+
 @pytest.mark.slow
-def test_explore_on_ray_survives_a_killed_worker(cluster: str, tmp_path: Path) -> None:
+def test_explore_on_ray_survives_a_killed_worker(cluster: Cluster, tmp_path: Path) -> None:
     out = tmp_path / "ray"
     killed: list[int] = []
     killer = threading.Thread(target=_kill_one_worker, args=(out, killed))
     killer.start()
-    result = explore(SPEC, out, executor=RayExecutor(address=cluster), chunk=16)
+    result = explore(SPEC, out, executor=RayExecutor(address=cluster.address), chunk=CHUNK)
     killer.join()
     assert killed, "no worker was running a chunk to kill"
     assert result.points == 1024 and result.failed == 0
     ray_rows = load(out)
     assert ray_rows["point_key"].is_unique and len(ray_rows) == 1024
-    local = tmp_path / "local"
-    explore(SPEC, local, executor=SerialExecutor(), chunk=64)
-    pd.testing.assert_frame_equal(ray_rows, load(local))
+    assert len(cluster.local_rows) == 1024
+    pd.testing.assert_frame_equal(ray_rows, cluster.local_rows)
     # A rerun finds every point written and runs nothing.
-    again = explore(SPEC, out, executor=RayExecutor(address=cluster), chunk=16)
+    again = explore(SPEC, out, executor=RayExecutor(address=cluster.address), chunk=CHUNK)
     assert again.skipped == 1024 and again.written == 0

@@ -19,7 +19,7 @@ def small_scenario() -> Scenario:
         sizes=(64, 256, 1024, 4096),
         growth=(256, 1024, 4096),
         token_budget=2e12,
-        sched_jobs=200,
+        sched_jobs=100,
     )
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from scalewall.errors import SpecError
 from scalewall.report import SCHEMA, Report
-from scalewall.report.advice import dominant_loss, growth_path, spares_needed
+from scalewall.report.advice import dominant_loss, growth_path
 from scalewall.report.content import advice_text, content, count_text, summary_lines
 from scalewall.report.figures import FIGURES
 from scalewall.report.html import render_html
@@ -82,15 +82,6 @@ def _row(gpus: int, tokens_per_s: float, **losses: float) -> dict[str, object]:
 def test_dominant_loss_leaves_kernel_efficiency_aside() -> None:
     row = _row(8, 1.0, compute_efficiency=0.3, dp_comm=0.1, straggler=0.05)
     assert dominant_loss(row) == "dp_comm"
-
-
-def test_spares_needed_is_the_fewest_within_tolerance() -> None:
-    import pandas as pd
-
-    table = pd.DataFrame(
-        {"spare_nodes": [0, 4, 8, None], "goodput_frac": [0.5, 0.899, 0.9095, 0.91]}
-    )
-    assert spares_needed(table) == 8
 
 
 def test_growth_path_skips_sizes_without_a_plan(small_report: Report) -> None:

@@ -7,12 +7,14 @@ import math
 
 import pytest
 
+from scalewall.reliability.checkpoint import RESTART_PHASES
 from scalewall.report import Report
 from scalewall.report.advice import knee_vs_best
 from scalewall.report.content import content, verdict
 from scalewall.report.decision import choose, model_breakeven, outcome, value_breakeven
-from scalewall.report.stages import STAGES, stage_sizes
+from scalewall.report.stages import SCHED_LOAD_FRAC, STAGES, governance, stage_sizes
 from scalewall.report.strings import strings
+from scalewall.sweep import cluster_design
 from scalewall.units import DAY_S
 
 TARGET_S = 90 * DAY_S
@@ -120,10 +122,37 @@ def test_four_stages_with_numbers(small_report: Report) -> None:
     assert network["switch_tiers"] >= 2 and network["data_loading_bytes_per_s"] > 0
     assert network["checkpoint_needed_bytes_per_s"] >= network["checkpoint_write_bytes_per_s"]
     assert operations["interruptions_per_day"] > bringup["interruptions_per_day"] / 16
+    phases = operations["restart_phases_s"]
+    assert set(phases) == set(RESTART_PHASES)
+    assert phases[operations["dominant_restart_phase"]] == max(phases.values())
+    assert operations["checkpoint_write_s"] > 0 and operations["checkpoint_restore_s"] > 0
+    assert operations["spare_nodes"] >= 1  # thousands of GPUs lose nodes within a repair time
+    levers = {r["lever"]: r for r in operations["levers"]}
+    assert set(levers) == {"in_memory", "spares", "storage", "restart"}
+    assert levers["restart"]["gain_frac"] > 0 and levers["spares"]["gain_frac"] > 0
+    gains = [r["gain_frac"] for r in operations["levers"]]
+    assert gains == sorted(gains, reverse=True)
     for s in stages:
         assert s["loss"]["frac"] >= 0 and s["loss"]["kind"]
     rows = content(small_report, "zh")["stages"]["rows"]
     assert len(rows) == 4 and rows[0][0].startswith("1. 上线")
+
+
+def test_governance_measures_queueing_fragmentation_and_fairness() -> None:
+    # 200 jobs on 64 GPUs: the offered load is reached and the stage runs in under a second.
+    cluster = cluster_design("dgx-h100-superpod-1024", None).at(64)
+    stage = governance(cluster, 200)
+    assert stage["gpus"] == 64 and stage["jobs"] == 200
+    assert stage["load_frac"] == pytest.approx(SCHED_LOAD_FRAC, rel=1e-3)
+    assert stage["sharing_job_frac"] > 0.1 and stage["multi_gpu_job_frac"] > 0.3
+    runs = {(r["queue"], r["placement"]): r for r in stage["runs"]}
+    fifo = runs["fifo", "bestfit"]
+    assert 0.5 < fifo["utilisation_frac"] <= 1 and fifo["queue_delay_mean_s"] > 0
+    assert max(r["fragmentation_frac"] for r in runs.values()) > 0
+    assert runs["drf", "bestfit"]["queue_delay_mean_s"] != fifo["queue_delay_mean_s"]
+    for run in runs.values():
+        assert 0 < run["fairness_jain"] <= 1 + 1e-12 and run["unfinished"] == 0
+        assert run["worst_tenant_queue_delay_s"] >= min(run["tenant_queue_delay_mean_s"].values())
 
 
 def test_stage_sizes_spread_over_the_growth_path() -> None:

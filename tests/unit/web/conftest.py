@@ -30,8 +30,12 @@ def free_port() -> int:
 class Server:
     """``scalewall serve`` as a child process on ``db``."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, *options: str) -> None:
         self.db = db
+        self.options = options
+        self.start()
+
+    def start(self) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "PYTHONPATH": str(SRC)}
@@ -44,7 +48,8 @@ class Server:
                 "--port",
                 str(self.port),
                 "--db",
-                str(db),
+                str(self.db),
+                *self.options,
             ],
             env=env,
             stdout=subprocess.DEVNULL,
@@ -63,6 +68,11 @@ class Server:
         self.stop()
         raise RuntimeError("scalewall serve did not answer")
 
+    def restart(self) -> None:
+        """Stop the server and start it again on the same database (a new port)."""
+        self.stop()
+        self.start()
+
     def stop(self) -> None:
         self.proc.terminate()
         try:
@@ -72,9 +82,14 @@ class Server:
             self.proc.wait()
 
 
+SESSION_LIMITS = ("--max-jobs", "2", "--max-running-jobs", "1", "--max-explore-points", "8")
+"""The session server's limits, from the command line: two jobs in the system, one running at
+once (so a second job waits and a third is refused), small explorations."""
+
+
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = Server(tmp_path_factory.mktemp("serve") / "serve.sqlite3")
+    running = Server(tmp_path_factory.mktemp("serve") / "serve.sqlite3", *SESSION_LIMITS)
     yield running
     running.stop()
 

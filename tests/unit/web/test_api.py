@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import jsonschema
 import pytest
@@ -137,24 +136,73 @@ def test_wall_job_reports_progress_and_events(server: Server) -> None:
     result = httpx.get(f"{server.url}/api/jobs/{job_id}/result").json()
     jsonschema.validate(result, schema("wall"))
     assert [r["gpus"] for r in result["rows"]] == [8, 16]
+    assert result["results_path"] == "rows.jsonl" and server_paths(result) == []
     too_many = _post(server, "/api/wall", {"sizes": list(range(1, 40))})
     assert too_many.status_code == 422 and "sizes" in too_many.json()["error"]
 
 
-def test_finished_job_survives_a_restart(tmp_path: Path) -> None:
-    db = tmp_path / "serve.sqlite3"
-    first = Server(db)
-    try:
-        body = {"trace": "synthetic:Seren:40", "nodes": 4}
-        job_id = _post(first, "/api/simulate", body).json()["id"]
-        assert wait_job(first.url, job_id)["state"] == "done"
-        before = httpx.get(f"{first.url}/api/jobs/{job_id}/result").json()
-    finally:
-        first.stop()
+def server_paths(doc: object) -> list[str]:
+    """Strings of ``doc`` that look like a server's absolute file path."""
+    if isinstance(doc, dict):
+        return [p for v in doc.values() for p in server_paths(v)]
+    if isinstance(doc, list):
+        return [p for v in doc for p in server_paths(v)]
+    return [doc] if isinstance(doc, str) and (doc.startswith("/") and "/api/" not in doc) else []
+
+
+EXPLORE = {
+    "models": ["megatron-1.7b"],
+    "gpus": ["h100-sxm-80gb"],
+    "sizes": [8, 16],
+    "tp": [1, 2],
+    "pp": [1],
+    "max_micro_batch": 2,
+}
+
+
+def test_explore_and_report_jobs_and_the_job_cap(server: Server) -> None:
+    """With one job running and one queued (the session's --max-jobs 2 --max-running-jobs 1),
+    a third is refused; both finish with their documents and no server path in them."""
+    rules = ["tokens=1048576", "seqs=256"]
+    too_big = _post(
+        server, "/api/explore", {**EXPLORE, "sizes": [8, 16, 32, 64, 128], "batch": rules}
+    )
+    assert (
+        too_big.status_code == 422 and "points=10 is invalid; at most 8" in too_big.json()["error"]
+    )
+    explore = _post(server, "/api/explore", EXPLORE)
+    report = _post(
+        server, "/api/report", {"model": "megatron-1.7b", "clusters": ["h100-sxm-80gb:16"]}
+    )
+    assert explore.status_code == 202 and report.status_code == 202, report.text
+    refused = _post(server, "/api/simulate", {"trace": "synthetic:Seren:10"})
+    assert refused.status_code == 429
+    assert refused.json()["error"].startswith("2 jobs are queued or running")
+
+    status = wait_job(server.url, explore.json()["id"])
+    assert status["state"] == "done", status["message"]
+    assert status["counts"] == {"done": 2, "running": 0, "failed": 0}
+    found = httpx.get(f"{server.url}/api/jobs/{status['id']}/result").json()
+    jsonschema.validate(found, schema("explore"))
+    assert (found["out"], found["points"], found["written"]) == ("dataset", 2, 2)
+    assert found["frontier"] and {r["gpus"] for r in found["frontier"]} <= {8, 16}
+    assert server_paths(found) == []
+
+    status = wait_job(server.url, report.json()["id"])
+    assert status["state"] == "done", status["message"]
+    page = httpx.get(f"{server.url}/api/jobs/{status['id']}/result").json()
+    jsonschema.validate(page, schema("report"))
+    assert page["html"] == f"/api/jobs/{status['id']}/html" and server_paths(page) == []
+    html = httpx.get(f"{server.url}{page['html']}")
+    assert html.status_code == 200 and "megatron-1.7b" in html.text
+
+
+def test_finished_job_survives_a_restart(server: Server) -> None:
+    body = {"trace": "synthetic:Seren:40", "nodes": 4}
+    job_id = _post(server, "/api/simulate", body).json()["id"]
+    assert wait_job(server.url, job_id)["state"] == "done"
+    before = httpx.get(f"{server.url}/api/jobs/{job_id}/result").json()
     jsonschema.validate(before, schema("simulate"))
-    second = Server(db)
-    try:
-        assert httpx.get(f"{second.url}/api/jobs/{job_id}").json()["state"] == "done"
-        assert httpx.get(f"{second.url}/api/jobs/{job_id}/result").json() == before
-    finally:
-        second.stop()
+    server.restart()
+    assert httpx.get(f"{server.url}/api/jobs/{job_id}").json()["state"] == "done"
+    assert httpx.get(f"{server.url}/api/jobs/{job_id}/result").json() == before

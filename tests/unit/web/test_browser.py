@@ -73,7 +73,9 @@ def _shot(tab: Any, name: str) -> None:
     tab.screenshot(path=str(ARTIFACTS / f"web-{name}.png"), full_page=True)
 
 
-def test_walk_estimate_search_wall_compare(server: Server, page: tuple[Any, list[str]]) -> None:
+def test_walk_estimate_search_wall_compare_explore(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
     tab, errors = page
     tab.goto(f"{server.url}/#tab=estimate&model=megatron-1.7b&gpu=h100-sxm-80gb&gpus=16&tp=2")
     tab.wait_for_selector("body[data-ready='1']", timeout=WAIT_MS)
@@ -112,4 +114,14 @@ def test_walk_estimate_search_wall_compare(server: Server, page: tuple[Any, list
     assert "方案 A" in tab.inner_text("#compare-table")
     assert "lang=zh" in tab.url and "tab=compare" in tab.url
     _shot(tab, "compare-zh")
+
+    tab.click("button[data-tab='explore']")
+    tab.fill("#x_models", "megatron-1.7b")
+    tab.fill("#x_sizes", "8")
+    tab.click("#run-explore")
+    explore = _drawn(tab, "plot-explore")
+    assert explore["traces"] == 1 and explore["points"] >= 1
+    assert "已完成 1" in tab.inner_text("#explore-state")
+    assert tab.locator("#explore-table tr").count() == 1 + explore["points"]
+    _shot(tab, "explore-zh")
     assert errors == []

@@ -10,6 +10,7 @@ than one node holds become gangs of whole GPUs over several nodes.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import ClassVar, Protocol
 
@@ -75,6 +76,18 @@ def single_node(node: int, slots: tuple[int, ...], request: Request) -> Placemen
         cpu_milli=(request.cpu_milli,),
         memory_bytes=(request.memory_bytes,),
     )
+
+
+def fits_when_empty(fresh: Cluster, request: Request) -> bool:
+    """True when ``request`` fits ``fresh`` (a cluster with every node free and schedulable,
+    ``Cluster.copy_fresh``): on one node (CPU, memory, GPU model, GPU count), or as a gang of
+    whole GPUs over nodes of its models. A request that fails this never starts, whatever the
+    policies do."""
+    if needs_gang(fresh, request):
+        if request.gpu_milli < GPU_MILLI:
+            return False
+        return int(ScoredPlacement().gang_capacity(fresh, request).sum()) >= request.num_gpu
+    return bool(feasible_nodes(fresh, request).any())
 
 
 def needs_gang(cluster: Cluster, request: Request) -> bool:
@@ -154,28 +167,29 @@ class ScoredPlacement:
 
 
 def fill_gang(cluster: Cluster, request: Request, cap: IntArray, order: IntArray) -> Placement:
-    """Take whole GPUs from nodes in ``order`` until the gang is complete."""
+    """Take whole GPUs from nodes in ``order`` until the gang is complete: each node gives
+    ``min(cap, still needed)``, its lowest-numbered whole free slots."""
     need = request.num_gpu
-    nodes: list[int] = []
-    slots: list[tuple[int, ...]] = []
-    for node in order:
-        take = int(min(cap[node], need))
-        free = np.flatnonzero(cluster.gpu_free_milli[node] >= GPU_MILLI)[:take]
-        nodes.append(int(node))
-        slots.append(tuple(int(s) for s in free))
-        need -= take
-        if need == 0:
-            break
-    assert need == 0
-    share = [len(s) / request.num_gpu for s in slots]
-    cpu = [int(np.ceil(request.cpu_milli * f)) for f in share]
-    mem = [int(np.ceil(request.memory_bytes * f)) for f in share]
+    caps = cap[order]
+    # The first k nodes whose capacities reach the need; the last gives only the remainder.
+    count = int(np.searchsorted(np.cumsum(caps), need)) + 1
+    assert count <= caps.size, "the gang's nodes hold fewer GPUs than it needs"
+    nodes = order[:count]
+    take = caps[:count].copy()
+    take[-1] -= int(take.sum()) - need
+    whole = cluster.gpu_free_milli[nodes] >= GPU_MILLI
+    chosen = whole & (np.cumsum(whole, axis=1) <= take[:, None])
+    columns = np.nonzero(chosen)[1].tolist()
+    bounds = np.concatenate([[0], np.cumsum(take)]).tolist()
+    slots = tuple(tuple(columns[a:b]) for a, b in itertools.pairwise(bounds))
+    cpu = -(-request.cpu_milli * take // need)
+    mem = -(-request.memory_bytes * take // need)
     return Placement(
-        nodes=tuple(nodes),
-        gpu_slots=tuple(slots),
+        nodes=tuple(nodes.tolist()),
+        gpu_slots=slots,
         gpu_milli=GPU_MILLI,
-        cpu_milli=tuple(cpu),
-        memory_bytes=tuple(mem),
+        cpu_milli=tuple(cpu.tolist()),
+        memory_bytes=tuple(mem.tolist()),
     )
 
 

@@ -7,7 +7,7 @@ the smallest dominant share goes next; a tenant whose next job does not fit wait
 
 from __future__ import annotations
 
-from scalewall.sched.policies.queueing import SchedulerView, register_queue
+from scalewall.sched.policies.queueing import SchedulerView, register_queue, tenant_queues
 
 
 @register_queue("drf")
@@ -17,21 +17,20 @@ class DominantResourceFairQueue:
     name = "drf"
 
     def schedule(self, view: SchedulerView) -> None:
-        jobs = view.jobs
-        queues: dict[int, list[int]] = {}
-        for job in view.pending:
-            queues.setdefault(int(jobs.tenant[job]), []).append(job)
+        queues = tenant_queues(view)
+        heads = {t: job for t, q in queues.items() if (job := next(q, None)) is not None}
         quotas = view.quota_gpu_milli
         weight = quotas / max(int(quotas.sum()), 1)
-        while queues:
+        while heads:
             share = {
-                t: float(view.usage_vector(t).max()) / max(float(weight[t]), 1e-12) for t in queues
+                t: float(view.usage_vector(t).max()) / max(float(weight[t]), 1e-12) for t in heads
             }
             tenant = min(share, key=lambda t: (share[t], t))
-            job = queues[tenant][0]
-            if view.try_start(job):
-                queues[tenant].pop(0)
-                if not queues[tenant]:
-                    del queues[tenant]
+            if view.try_start(heads[tenant]):
+                job = next(queues[tenant], None)
+                if job is None:
+                    del heads[tenant]
+                else:
+                    heads[tenant] = job
             else:
-                del queues[tenant]
+                del heads[tenant]

@@ -1,6 +1,8 @@
 """Priority with preemption: higher priority first; a waiting job may preempt lower-priority
-running jobs (lowest priority, most recently started first). Preemption is checkpoint-aware:
-the victim loses the work done since its last checkpoint and waits again."""
+running jobs, the lowest priority class first and within it the engine's cheapest victims
+(``start_by_preempting``: only when the victims' GPUs, on the placement found, let the job
+start). Preemption is checkpoint-aware: a victim loses the work done since its last checkpoint
+and waits again."""
 
 from __future__ import annotations
 
@@ -14,25 +16,24 @@ class PriorityPreemptQueue:
     name = "priority"
 
     def schedule(self, view: SchedulerView) -> None:
-        prio = view.jobs.priority
-        for job in sorted(view.pending, key=lambda j: (-prio[j], j)):
+        for job in view.pending_in_order("priority"):
             if view.try_start(job):
                 continue
             if not self._preempt_for(view, job):
                 return
 
     def _preempt_for(self, view: SchedulerView, job: int) -> bool:
-        """Preempt lower-priority jobs until ``job`` starts; False when it cannot."""
+        """Start ``job`` on lower-priority jobs' GPUs, lowest class first; False when even
+        all of them would not let it start (then nothing is preempted)."""
         prio = view.jobs.priority
-        victims = sorted(
-            (j for j in view.running if prio[j] < prio[job]),
-            key=lambda j: (prio[j], -view.running[j], -j),
-        )
-        reachable = view.free_gpu_milli + sum(gpu_milli(view.jobs, v) for v in victims)
-        if reachable < gpu_milli(view.jobs, job):
+        lower = [j for j in view.running if prio[j] < prio[job]]
+        if view.free_gpu_milli + sum(gpu_milli(view.jobs, v) for v in lower) < gpu_milli(
+            view.jobs, job
+        ):
             return False
-        for victim in victims:
-            view.preempt(victim)
-            if view.try_start(job):
+        for level in sorted({int(prio[j]) for j in lower}):
+            # Each class is tried with all classes below it, so a higher class is touched only
+            # when the lower ones together cannot make room.
+            if view.start_by_preempting(job, [j for j in lower if prio[j] <= level]):
                 return True
         return False

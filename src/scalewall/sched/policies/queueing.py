@@ -7,7 +7,7 @@ run's placement policy by ``try_start``, so any queueing policy combines with an
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
 import numpy as np
@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from scalewall.errors import SpecError
 from scalewall.sched.jobs import JobTable
+from scalewall.sched.pending import PendingOrder
 
 
 class SchedulerView(Protocol):
@@ -39,6 +40,10 @@ class SchedulerView(Protocol):
         """GPU capacity each tenant holds now, in milli-GPU."""
 
     @property
+    def tenant_borrowed_gpu_milli(self) -> npt.NDArray[np.int64]:
+        """The part of ``tenant_gpu_milli`` admitted on borrowed capacity."""
+
+    @property
     def quota_gpu_milli(self) -> npt.NDArray[np.int64]:
         """Each tenant's nominal quota in milli-GPU."""
 
@@ -52,11 +57,30 @@ class SchedulerView(Protocol):
     @property
     def total_gpu_milli(self) -> int: ...
 
-    def try_start(self, job: int, *, borrowed: bool = False) -> bool:
-        """Place and start ``job`` now if the placement policy finds room."""
+    def pending_in_order(self, order: str) -> PendingOrder:
+        """The pending jobs kept sorted by ``order``: ``priority`` (highest first),
+        ``est_run`` (shortest estimate first) or ``tenant`` (by tenant index); ties in arrival
+        order. Kept up to date as jobs arrive, start and wait again."""
+
+    def try_start(
+        self, job: int, *, borrowed: bool = False, avoid: frozenset[int] | set[int] = frozenset()
+    ) -> bool:
+        """Place and start ``job`` now if the placement policy finds room (off the nodes in
+        ``avoid``)."""
+
+    def reservation(self, job: int, taken: set[int]) -> tuple[float, set[int]]:
+        """When and where ``job`` would first start by the running jobs' runtime estimates
+        (nodes in ``taken``, reserved already, left out): (shadow time, its nodes); (inf,
+        set()) when it never would."""
 
     def preempt(self, job: int) -> None:
         """Stop a running job; work since its last checkpoint is lost; it waits again."""
+
+    def start_by_preempting(
+        self, job: int, candidates: list[int], *, borrowed: bool = False
+    ) -> bool:
+        """Start ``job`` by preempting the fewest, cheapest ``candidates`` whose GPUs, on the
+        placement found, let it start; False (and nothing preempted) when none do."""
 
     def borrowed(self, job: int) -> bool:
         """True when a running job was admitted on capacity borrowed from other tenants."""
@@ -107,8 +131,15 @@ def gpu_milli(jobs: JobTable, job: int) -> int:
     return int(jobs.num_gpu[job] * jobs.gpu_milli[job])
 
 
-def start_in_order(view: SchedulerView, order: list[int]) -> None:
+def start_in_order(view: SchedulerView, order: Iterable[int]) -> None:
     """Start jobs in ``order`` until one does not fit (no job overtakes a blocked one)."""
     for job in order:
         if not view.try_start(job):
             return
+
+
+def tenant_queues(view: SchedulerView) -> dict[int, Iterator[int]]:
+    """Each tenant with jobs -> its pending jobs in arrival order (read lazily from the
+    ``tenant`` order, so a pass touches only the jobs it looks at)."""
+    order = view.pending_in_order("tenant")
+    return {tenant: order.between(lo, hi) for tenant, (lo, hi) in order.groups.items()}

@@ -2,14 +2,22 @@
 
 Each tenant has a nominal GPU quota. A job is admitted within its tenant's quota, or on
 capacity borrowed from the cohort (the sum of all quotas) while other tenants leave theirs
-unused. When a tenant wants its own quota back, jobs that run on borrowed capacity are
-preempted (most recently started first) to reclaim it. A tenant's non-borrowed usage never
-exceeds its quota. Within a tenant, jobs go in arrival order.
+unused. When a tenant wants its own quota back, other tenants' jobs that run on borrowed
+capacity are preempted to reclaim it, only when their GPUs, on the placement found, let the
+job start (the engine's ``start_by_preempting`` picks the fewest and cheapest). A tenant's
+non-borrowed usage never exceeds its quota. Within a tenant, jobs go in arrival order.
 """
 
 from __future__ import annotations
 
-from scalewall.sched.policies.queueing import SchedulerView, gpu_milli, register_queue
+import heapq
+
+from scalewall.sched.policies.queueing import (
+    SchedulerView,
+    gpu_milli,
+    register_queue,
+    tenant_queues,
+)
 
 
 @register_queue("quota")
@@ -19,40 +27,31 @@ class QuotaQueue:
     name = "quota"
 
     def schedule(self, view: SchedulerView) -> None:
+        """Pending jobs in arrival order over all tenants (a merge of the tenants' queues);
+        a tenant whose job cannot start waits for the rest of the pass."""
         jobs = view.jobs
-        blocked: set[int] = set()
-        for job in list(view.pending):
-            tenant = int(jobs.tenant[job])
-            if tenant in blocked:
-                continue
+        queues = tenant_queues(view)
+        heads = [(job, t) for t, q in queues.items() if (job := next(q, None)) is not None]
+        heapq.heapify(heads)
+        while heads:
+            job, tenant = heapq.heappop(heads)
             need = gpu_milli(jobs, job)
             own = self._own_use(view, tenant) + need <= view.quota_gpu_milli[tenant]
             cohort_free = view.cohort_gpu_milli - int(view.tenant_gpu_milli.sum())
             if own:
-                if view.try_start(job) or self._reclaim(view, job):
-                    continue
-            elif need <= cohort_free and view.try_start(job, borrowed=True):
-                continue
-            blocked.add(tenant)
+                started = view.try_start(job) or self._reclaim(view, job)
+            else:
+                started = need <= cohort_free and view.try_start(job, borrowed=True)
+            if started and (following := next(queues[tenant], None)) is not None:
+                heapq.heappush(heads, (following, tenant))
 
     def _own_use(self, view: SchedulerView, tenant: int) -> int:
-        jobs = view.jobs
-        return sum(
-            gpu_milli(jobs, j)
-            for j in view.running
-            if jobs.tenant[j] == tenant and not view.borrowed(j)
-        )
+        """GPUs the tenant holds within its quota (not borrowed), in milli-GPU."""
+        return int(view.tenant_gpu_milli[tenant] - view.tenant_borrowed_gpu_milli[tenant])
 
     def _reclaim(self, view: SchedulerView, job: int) -> bool:
-        """Preempt other tenants' borrowed jobs until ``job`` starts."""
+        """Start ``job`` on other tenants' borrowed GPUs; False when they would not do."""
         jobs = view.jobs
         tenant = jobs.tenant[job]
-        victims = sorted(
-            (j for j in view.running if view.borrowed(j) and jobs.tenant[j] != tenant),
-            key=lambda j: (-view.running[j], -j),
-        )
-        for victim in victims:
-            view.preempt(victim)
-            if view.try_start(job):
-                return True
-        return False
+        victims = [j for j in view.running if view.borrowed(j) and jobs.tenant[j] != tenant]
+        return bool(victims) and view.start_by_preempting(job, victims)

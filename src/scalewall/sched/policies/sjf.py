@@ -14,5 +14,4 @@ class ShortestJobFirstQueue:
     name = "sjf"
 
     def schedule(self, view: SchedulerView) -> None:
-        est = view.jobs.est_run_s
-        start_in_order(view, sorted(view.pending, key=lambda j: (est[j], j)))
+        start_in_order(view, view.pending_in_order("est_run"))

@@ -2,6 +2,7 @@
 "use strict";
 const $ = (id) => document.getElementById(id);
 const GIB = 2 ** 30;
+const DAY_S = 86400;
 let STRINGS = {};
 let lang = "en";
 let tab = "estimate";
@@ -13,6 +14,7 @@ const fmt = {
   count: (n) => Math.round(n).toLocaleString("en-US"),
   frac: (f) => (f === null || f === undefined ? "" : (100 * f).toFixed(1) + "%"),
   gib: (b) => (b / GIB).toFixed(1) + " GiB",
+  days: (s) => (s / DAY_S).toFixed(1),
   usd: (u) => (u === null || u === undefined ? "-" : "$" + (Math.abs(u) >= 1e6 ? (u / 1e6).toFixed(2) + "M" : u.toFixed(2))),
   plan: (p) => `tp=${p.tp} pp=${p.pp} vpp=${p.vpp} cp=${p.cp} ep=${p.ep} dp=${p.dp} mb=${p.micro_batch} ${p.recompute} zero=${p.zero} ${p.precision}`,
 };
@@ -193,13 +195,37 @@ async function runCompare() {
     { barmode: "group", title: { text: t("step_parts") }, margin: { b: 110 } }, CONFIG);
 }
 
-const RUNS = { estimate: runEstimate, search: runSearch, wall: runWall, goodput: runGoodput, compare: runCompare };
+const words = (id) => $(id).value.split(",").map((s) => s.trim()).filter((s) => s);
+async function runExplore() {
+  const body = {
+    models: words("x_models"), gpus: words("x_gpus"), batch: words("x_batch"),
+    sizes: words("x_sizes").map((s) => parseInt(s, 10)).filter((n) => n > 0),
+  };
+  const job = await api("/api/explore", body);
+  await follow(job, (s) => {
+    $("explore-progress").value = s.progress_frac;
+    $("explore-state").textContent = s.counts ? t("explore_counts", s.counts) : t(s.state);
+  });
+  drawExplore(await api(`/api/jobs/${job.id}/result`));
+}
+function drawExplore(d) {
+  rows("explore-table", [t("model"), t("accelerator"), t("gpus"), t("batch_rule"), t("tokens_per_s"), t("days"), t("tokens_per_usd")],
+    d.frontier.map((r) => [r.model, r.accelerator, r.gpus, r.batch_rule, fmt.count(r.tokens_per_s), fmt.days(r.time_to_train_s), r.tokens_per_usd.toPrecision(3)]));
+  const trace = {
+    x: d.frontier.map((r) => r.time_to_train_s / DAY_S), y: d.frontier.map((r) => r.tokens_per_usd),
+    text: d.frontier.map((r) => `${r.model}, ${r.gpus} x ${r.accelerator}, ${r.batch_rule}`),
+    mode: "lines+markers", line: { shape: "hv" }, name: t("frontier"),
+  };
+  Plotly.newPlot("plot-explore", [trace], { title: { text: t("frontier") }, xaxis: { type: "log", title: { text: t("days_axis") } }, yaxis: { title: { text: t("tokens_per_usd") } } }, CONFIG);
+}
+
+const RUNS = { estimate: runEstimate, search: runSearch, wall: runWall, goodput: runGoodput, compare: runCompare, explore: runExplore };
 
 function showTab(name) {
   tab = name;
   document.querySelectorAll(".view").forEach((v) => v.classList.toggle("active", v.id === "view-" + name));
   document.querySelectorAll("#tabs button").forEach((b) => b.classList.toggle("active", b.dataset.tab === name));
-  $("inputs").style.display = name === "compare" ? "none" : "";
+  $("inputs").style.display = name === "compare" || name === "explore" ? "none" : "";
   saveState();
 }
 function showMode() {
