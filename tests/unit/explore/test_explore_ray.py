@@ -81,7 +81,8 @@ class Cluster:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     port = _free_port()
     address = f"127.0.0.1:{port}"
-    temp = tempfile.mkdtemp(prefix="/tmp/swray")  # short: Ray's socket paths have a limit
+    # The system temp folder, not pytest's deeper tmp_path: Ray's socket paths have a length limit.
+    temp = tempfile.mkdtemp(prefix="swray")
     head = _start("--head", f"--port={port}", "--node-ip-address=127.0.0.1", f"--temp-dir={temp}")
     # Most of the nodes' start is their own processes booting: the serial run overlaps it.
     local = tmp_path_factory.mktemp("local")
