@@ -243,8 +243,8 @@ class DataParallelEfficiency:
     """Fraction of the overlap window that hides data-parallel communication. Fitted: ``scalewall
     fit`` over the shipped runs files (``calibrate/data/defaults.toml``): informed almost only by
     the Megatron-Core r0.8 H100 runs, whose overlapped gradient traffic outlasts the window (0.2
-    less moves them by up to 1.8%, every other group by at most 0.1%); 1.0 (its bound) +- 0.20 there, a
-    weak constraint, the default 1."""
+    less moves them by up to 1.8%, every other group by at most 0.1%); 1.0 (its bound) +- 0.20
+    there, a weak constraint, the default 1."""
     step_sync_allreduces: float = 3.0
     """Scalar all-reduces over every rank that each step waits for outside the overlapped gradient
     traffic: Megatron-LM's gradient-norm all-reduce for clipping (``clip_grad_norm_fp32``), its
