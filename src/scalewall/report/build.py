@@ -247,7 +247,9 @@ def _sweep(
     ctx: _Context, option: ClusterOption, design: ClusterDesign, sizes: list[int]
 ) -> dict[str, Any]:
     """The scale-wall sweep with goodput (scenario storage and failure rates) and cost per
-    token added at every size; the knee found with the goodput loss included."""
+    token added at every size; the knee found with the goodput loss included; the sweep's
+    prediction band (``calibrate.band.WallBand.to_dict()``: out-of-sample errors of the
+    closest validation group per size, None when no size has a plan)."""
     result = wall(
         ctx.model,
         option.cluster,
@@ -305,6 +307,7 @@ def _sweep(
         },
         "knee_vs_best": vs_best,
         "memory_bound_gpus": [r["gpus"] for r in rows if r["memory_bound"]],
+        "band": result.band,
         "rows": rows,
         "skipped": [
             {"gpus": r["gpus"], "reason": r["reason"]} for r in result.rows if not r["found"]

@@ -564,6 +564,53 @@ def knee_lines(t: dict[str, str], data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def band_basis(t: dict[str, str], band: dict[str, Any]) -> str:
+    """Where a band comes from: the validation groups whose out-of-sample errors gave it, or
+    the calibration."""
+    if band["basis"] != "validation":
+        return t["band.basis.calibrated"]
+    groups = ", ".join(dict.fromkeys(str(r["group"]) for r in band["rows"]))
+    return t["band.basis.validation"].format(group=groups)
+
+
+def band_label(t: dict[str, str], option: dict[str, Any]) -> str:
+    """The legend entry of an option's band: its level and its basis."""
+    band = option["sweep"]["band"]
+    return t["fig.band"].format(
+        name=option["name"], level=pct(band["level"]), basis=band_basis(t, band)
+    )
+
+
+def band_lines(t: dict[str, str], data: dict[str, Any]) -> list[str]:
+    """Per option with a band: from which size it is too wide to trust, and (validation basis)
+    from which size it extrapolates beyond every validation run of its kind."""
+    lines = []
+    for o in data["options"]:
+        band = o["sweep"].get("band")
+        if not band or not band["rows"]:
+            continue
+        base = {
+            "name": o["name"],
+            "level": pct(band["level"]),
+            "basis": band_basis(t, band),
+            "width": pct(band["max_relative_width"]),
+            "max_gpus": f"{band['rows'][-1]['gpus']:,}",
+        }
+        wide = band["too_wide_from_gpus"]
+        if wide is None:
+            lines.append(t["band.within"].format(**base))
+        else:
+            lines.append(t["band.too_wide"].format(**base, gpus=f"{wide:,}"))
+        if band["basis"] != "validation":
+            continue
+        beyond = band["extrapolated_from_gpus"]
+        if beyond is None:
+            lines.append(t["band.inside_runs"].format(**base))
+        else:
+            lines.append(t["band.extrapolated"].format(**base, gpus=f"{beyond:,}"))
+    return lines
+
+
 def summary_lines(report: Report, lang: str = "en") -> list[str]:
     """The title, the headline verdict, each option in one line, the knees and the stages."""
     t = strings(lang)
@@ -585,6 +632,7 @@ def summary_lines(report: Report, lang: str = "en") -> list[str]:
             )
         )
     lines += knee_lines(t, data)
+    lines += band_lines(t, data)
     for s in data["growth"]:
         invest = t["sep"].join(advice_text(t, i) for i in s["invest"])
         key = "summary.growth" if s["next_gpus"] else "summary.growth_last"
@@ -611,6 +659,7 @@ def content(report: Report, lang: str = "en") -> dict[str, Any]:
         "verdict": verdict(t, data),
         "decision": data["decision"],
         "knees": knee_lines(t, data),
+        "bands": band_lines(t, data),
         "comparison": _comparison(t, data),
         "growth": _growth(t, data),
         "stages": _stages(t, data),

@@ -16,7 +16,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from scalewall.report.content import count_text
+from scalewall.report.content import band_label, count_text
 from scalewall.sweep import LOSS_PARTS
 
 GIB = 2**30
@@ -29,6 +29,8 @@ PART_COLOURS = (
     "#862A16", "#A777F1", "#620042", "#1616A7", "#DA60CA", "#6C4516", "#0D2A63", "#AF0038",
 )  # fmt: skip
 """Distinct colours for the parts of a stack (plotly's Dark24)."""
+BAND_ALPHA = 0.18
+"""Opacity of an option's prediction band, drawn in its colour behind its line."""
 SI_TICKS = "~s"
 """Log axes: 1k, 10k, 1M (SI prefixes, no trailing zeros)."""
 
@@ -47,6 +49,36 @@ def _drawing_order(data: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     return sorted(enumerate(data["options"]), key=lambda io: -io[1]["gpus"])
 
 
+def band_colour(i: int) -> str:
+    """The option's colour at `BAND_ALPHA` opacity, as ``rgba(r,g,b,a)``."""
+    hex_colour = option_colour(i)
+    r, g, b = (int(hex_colour[k : k + 2], 16) for k in (1, 3, 5))
+    return f"rgba({r},{g},{b},{BAND_ALPHA})"
+
+
+def _band_trace(t: dict[str, str], i: int, option: dict[str, Any]) -> go.Scatter | None:
+    """The option's tokens/s prediction band as a filled polygon in its colour; ``meta`` names
+    the option so a reader of the figure tells it from the option's own line."""
+    band = option["sweep"].get("band")
+    if not band or not band["rows"]:
+        return None
+    gpus = [r["gpus"] for r in band["rows"]]
+    high = [r["tokens_per_s_interval"][1] for r in band["rows"]]
+    low = [r["tokens_per_s_interval"][0] for r in band["rows"]]
+    return go.Scatter(
+        x=gpus + gpus[::-1],
+        y=high + low[::-1],
+        mode="lines",
+        fill="toself",
+        fillcolor=band_colour(i),
+        line={"width": 0, "color": band_colour(i)},
+        name=band_label(t, option),
+        legendgroup=option["name"],
+        hoverinfo="skip",
+        meta={"band": option["name"]},
+    )
+
+
 def _line_width(data: dict[str, Any], option: dict[str, Any]) -> float:
     """Wider lines for larger options, so one drawn over another still shows both."""
     larger = sum(o["gpus"] > option["gpus"] for o in data["options"])
@@ -63,14 +95,18 @@ def _stacks(fig: go.Figure, stacks: dict[str, dict[str, float]]) -> None:
 
 
 def wall_figure(t: dict[str, str], data: dict[str, Any]) -> go.Figure:
-    """Tokens/s against GPUs (log-log) per option; linear scaling from the sweep's best
-    per-GPU rate dotted in the option's colour; the chosen size starred; knees marked."""
+    """Tokens/s against GPUs (log-log) per option with its prediction band behind it (the
+    option's colour, `BAND_ALPHA` opacity); linear scaling from the sweep's best per-GPU rate
+    dotted in the option's colour; the chosen size starred; knees marked."""
     fig = go.Figure()
     for i, o in _drawing_order(data):
         colour = option_colour(i)
         rows = o["sweep"]["rows"]
         gpus = [r["gpus"] for r in rows]
         line = {"color": colour, "width": _line_width(data, o)}
+        band = _band_trace(t, i, o)
+        if band is not None:
+            fig.add_trace(band)
         fig.add_trace(
             go.Scatter(
                 x=gpus,

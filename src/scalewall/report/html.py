@@ -54,7 +54,8 @@ def _notes(t: dict[str, str], section: str, page: dict[str, Any]) -> list[str]:
     big = max(data["options"], key=lambda o: o["gpus"])
     notes: dict[str, list[str]] = {
         "wall": [t["wall.text"].format(threshold=f"{big['sweep']['knee_threshold']:.0%}")]
-        + page["knees"],
+        + page["knees"]
+        + page["bands"],
         "breakeven": [
             t["breakeven.text"].format(
                 tokens=count_text(sc["token_budget"]), days=f"{sc['target_days']:.0f}"

@@ -268,6 +268,24 @@ EN: dict[str, str] = {
     "fig.wall": "Throughput against cluster size",
     "fig.ideal": "{name}: linear from the best per-GPU rate",
     "fig.knee": "knee: {cause}",
+    "fig.band": "{name}: {level} band ({basis})",
+    "band.basis.validation": "out-of-sample errors of validation group {group}",
+    "band.basis.calibrated": "calibrated",
+    "band.too_wide": (
+        "{name}: the {level} prediction band ({basis}) is wider than {width} of the prediction "
+        "from {gpus} GPUs on: too wide to trust there."
+    ),
+    "band.within": (
+        "{name}: the {level} prediction band ({basis}) stays within {width} of the prediction "
+        "up to {max_gpus} GPUs."
+    ),
+    "band.extrapolated": (
+        "{name}: from {gpus} GPUs on, the sizes are larger than every validation run of their "
+        "kind: the band there is an extrapolation."
+    ),
+    "band.inside_runs": (
+        "{name}: no size up to {max_gpus} GPUs is larger than every validation run of its kind."
+    ),
     "fig.option_point": "{name} (chosen size)",
     "fig.tokens_per_s": "tokens/s",
     "fig.gpus": "GPUs",
@@ -596,6 +614,18 @@ ZH: dict[str, str] = {
     "fig.wall": "吞吐随集群规模的变化",
     "fig.ideal": "{name}：按最佳单卡吞吐线性外推",
     "fig.knee": "拐点：{cause}",
+    "fig.band": "{name}：{level} 预测区间（{basis}）",
+    "band.basis.validation": "验证组 {group} 的样本外误差",
+    "band.basis.calibrated": "已校准",
+    "band.too_wide": (
+        "{name}：{level} 预测区间（{basis}）从 {gpus} 卡起宽于预测值的 {width}："
+        "在这些规模上过宽，不可信。"
+    ),
+    "band.within": (
+        "{name}：{level} 预测区间（{basis}）直到 {max_gpus} 卡都不超过预测值的 {width}。"
+    ),
+    "band.extrapolated": ("{name}：从 {gpus} 卡起，规模大于同类的所有验证运行：那里的区间是外推。"),
+    "band.inside_runs": "{name}：直到 {max_gpus} 卡，没有规模大于同类的所有验证运行。",
     "fig.option_point": "{name}（选定规模）",
     "fig.tokens_per_s": "tokens/s",
     "fig.gpus": "GPU 数",
