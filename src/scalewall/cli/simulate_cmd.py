@@ -17,6 +17,7 @@ from scalewall.sched import api
 from scalewall.sched.duration import DurationModel, TierSlowdownModel
 from scalewall.sched.engine import FailureModel, SimConfig
 from scalewall.sched.metrics import SimResult
+from scalewall.sched.tenancy import load_quotas
 from scalewall.sched.traces._common import TraceRead
 
 
@@ -185,6 +186,12 @@ def simulate_command(
         "--never-fit",
         help="Jobs that cannot fit even the empty cluster: skip (with a warning) or reject.",
     ),
+    quotas: Path | None = typer.Option(
+        None,
+        "--quotas",
+        help="TOML of tenant queues ([[queue]] name, cohort, nominal_gpus, borrowing_limit, "
+        "lending_limit, priority) for --queue quota or quota-priority.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     out: Path | None = typer.Option(None, "--out", help="Write jobs, timeseries, events here."),
     out_format: str = typer.Option("parquet", "--out-format", help="parquet or csv"),
@@ -195,6 +202,7 @@ def simulate_command(
     check_output_path("--plot", plot)
     if out_format not in ("parquet", "csv"):
         raise SpecError("out-format", out_format, "parquet or csv")
+    tenant_queues = tuple(load_quotas(quotas)) if quotas is not None else None
     read = api.load_trace(trace, fmt=fmt, skip_bad_rows=skip_bad_rows, seed=seed)
     if nodes:
         cl = api.synthetic_cluster(
@@ -216,7 +224,10 @@ def simulate_command(
     )
     duration = _duration(step_model, step_cluster or cluster, slowdown_per_tier)
     config = SimConfig(
-        checkpoint_interval_s=checkpoint_s, sample_interval_s=sample_s, never_fit=never_fit
+        checkpoint_interval_s=checkpoint_s,
+        sample_interval_s=sample_s,
+        never_fit=never_fit,
+        tenant_queues=tenant_queues,
     )
     horizon = float(read.frame["submit_s"].max()) if len(read.frame) else 0.0
     with progress(disabled=as_json) as bar:

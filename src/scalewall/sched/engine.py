@@ -29,6 +29,7 @@ from scalewall.sched.jobs import JobTable, Request
 from scalewall.sched.pending import PendingOrder
 from scalewall.sched.policies import make_placement, make_queue
 from scalewall.sched.policies.base import fits_when_empty
+from scalewall.sched.tenancy import Tenancy, TenantQueue, build_tenancy, check_unique
 
 DAY_S = 86_400.0
 
@@ -91,7 +92,11 @@ class SimConfig:
     failures: FailureModel | None = None
     """None: nodes never fail."""
     quota_gpus: dict[str, float] | None = None
-    """Nominal GPU quota per tenant; None: the cluster split evenly between the trace's tenants."""
+    """Nominal GPU quota per tenant, all in one cohort with no borrowing or lending limit;
+    None: the cluster split evenly between the trace's tenants. Ignored with ``tenant_queues``."""
+    tenant_queues: tuple[TenantQueue, ...] | None = None
+    """Tenant queues with cohorts, borrowing and lending limits and priorities (a quota
+    file, ``tenancy.load_quotas``); every tenant of the trace needs one."""
     check_invariants: bool = False
     """Assert the cluster's books after every event (for tests; slower)."""
     min_run_before_preempt_s: float = 600.0
@@ -236,12 +241,8 @@ class Simulation:
         self._tenant_cpu = np.zeros(num_tenants, dtype=np.int64)
         self._tenant_borrowed = np.zeros(num_tenants, dtype=np.int64)
         self._tenant_mem = np.zeros(num_tenants, dtype=np.int64)
-        self._quota = self._quotas(config.quota_gpus)
-        self._cohort = (
-            int(sum(config.quota_gpus.values()) * GPU_MILLI)
-            if config.quota_gpus
-            else int(self._quota.sum())
-        )
+        self._tenancy = build_tenancy(self._jobs.tenant_names, self._tenant_queues(config))
+        self._quota = self._tenancy.quota
         self.total_milli = self.cluster.total_gpus * GPU_MILLI
         self.faults: dict[int, list[float]] = {}
         self.spares: list[int] = []
@@ -298,8 +299,8 @@ class Simulation:
         return self._quota
 
     @property
-    def cohort_gpu_milli(self) -> int:
-        return self._cohort
+    def tenancy(self) -> Tenancy:
+        return self._tenancy
 
     @property
     def free_gpu_milli(self) -> int:
@@ -319,10 +320,11 @@ class Simulation:
                 "priority": (-jobs.priority,),
                 "est_run": (jobs.est_run_s,),
                 "tenant": (jobs.tenant,),
+                "tenant_priority": (jobs.tenant, -jobs.priority),
             }
             if order not in keys:
                 raise SpecError("order", order, f"valid: {', '.join(keys)}")
-            groups = jobs.tenant if order == "tenant" else None
+            groups = jobs.tenant if order.startswith("tenant") else None
             self._orders[order] = PendingOrder(keys[order], self._pending, groups=groups)
         return self._orders[order]
 
@@ -526,16 +528,22 @@ class Simulation:
         return needed
 
     # ----- internals -----------------------------------------------------------------------
-    def _quotas(self, quota_gpus: dict[str, float] | None) -> npt.NDArray[np.int64]:
+    def _tenant_queues(self, config: SimConfig) -> tuple[TenantQueue, ...]:
+        """The configured queues; else one cohort of ``quota_gpus`` (or an even split)."""
         names = self._jobs.tenant_names
+        if config.tenant_queues is not None:
+            check_unique(config.tenant_queues)
+            return config.tenant_queues
+        quota_gpus = config.quota_gpus
         if quota_gpus is None:
-            even = self.cluster.total_gpus * GPU_MILLI // max(len(names), 1)
-            return np.full(len(names), even, dtype=np.int64)
+            even = self.cluster.total_gpus * GPU_MILLI // max(len(names), 1) / GPU_MILLI
+            return tuple(TenantQueue(name=t, nominal_gpus=even) for t in names)
         negative = sorted(t for t, q in quota_gpus.items() if q < 0)
         if negative:
             raise SpecError(f"quota[{negative[0]}]", quota_gpus[negative[0]], "must be >= 0 GPUs")
-        # A quota for a tenant without jobs is allowed (an idle queue) and simply unused.
-        return np.array([int(quota_gpus.get(t, 0.0) * GPU_MILLI) for t in names], dtype=np.int64)
+        # A quota for a tenant without jobs is allowed (an idle queue): it lends all of it.
+        quotas = {t: 0.0 for t in names} | quota_gpus
+        return tuple(TenantQueue(name=t, nominal_gpus=float(q)) for t, q in quotas.items())
 
     def _pending_add(self, job: int) -> None:
         bisect.insort(self._pending, job)
@@ -684,6 +692,12 @@ class Simulation:
         for job in self._borrowed:
             borrowed[self._jobs.tenant[job]] += self.requests[job].gpu_demand_milli
         assert np.array_equal(borrowed, self._tenant_borrowed)
+        ten = self._tenancy
+        assert (borrowed <= ten.borrow_limit).all(), "a borrowing limit is exceeded"
+        for cohort, members in enumerate(ten.members):
+            idle = int(ten.cohort_idle_lendable[cohort])
+            lendable = int(ten.lend_limit[members].sum()) + idle
+            assert int(borrowed[members].sum()) <= lendable, "a lending limit is exceeded"
         done = int(np.isfinite(self.state.end_s).sum() + self.state.skipped.sum())
         arrived = len(self._jobs) - self.arrivals_left
         assert len(self._pending) + len(self._running) + done == arrived

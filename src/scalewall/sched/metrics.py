@@ -10,6 +10,7 @@ import pandas as pd
 
 from scalewall.sched.cluster import GPU_MILLI
 from scalewall.sched.engine import Simulation
+from scalewall.sched.tenancy import jain_index
 
 HOUR_S = 3600.0
 
@@ -63,6 +64,8 @@ def summarize_run(sim: Simulation, jobs: pd.DataFrame, series: pd.DataFrame) -> 
     capacity_gpu_h = sim.cluster.total_gpus * horizon / HOUR_S
     share = {t: float(v) / capacity_gpu_h if capacity_gpu_h else 0.0 for t, v in metered.items()}
     quota_share = sim.quota_gpu_milli / max(sim.total_gpu_milli, 1)
+    total_metered = float(metered.sum())
+    tenant_slowdown = done.groupby("tenant")["slowdown"].mean()
     return {
         "queue": sim.config.queue,
         "placement": sim.config.placement,
@@ -97,6 +100,11 @@ def summarize_run(sim: Simulation, jobs: pd.DataFrame, series: pd.DataFrame) -> 
         "tenant_quota_share": {
             t: float(quota_share[i]) for i, t in enumerate(sim.jobs.tenant_names)
         },
+        "tenant_gpu_time_share": {
+            t: float(v) / total_metered if total_metered else 0.0 for t, v in metered.items()
+        },
+        "tenant_slowdown_mean": {t: float(v) for t, v in tenant_slowdown.items()},
+        "jain_index_tenant_slowdown": jain_index(tenant_slowdown.to_numpy(dtype=float)),
         "gpu_hours_lost_failures": sim.lost_by_kind["failure"] / HOUR_S,
         "gpu_hours_lost_preemption": sim.lost_by_kind["preemption"] / HOUR_S,
         "node_failures": sum(1 for e in sim.events if e[1] == "node_fail"),

@@ -16,6 +16,7 @@ import numpy.typing as npt
 from scalewall.errors import SpecError
 from scalewall.sched.jobs import JobTable
 from scalewall.sched.pending import PendingOrder
+from scalewall.sched.tenancy import Tenancy
 
 
 class SchedulerView(Protocol):
@@ -48,8 +49,8 @@ class SchedulerView(Protocol):
         """Each tenant's nominal quota in milli-GPU."""
 
     @property
-    def cohort_gpu_milli(self) -> int:
-        """Sum of all tenants' quotas (the cohort's capacity), in milli-GPU."""
+    def tenancy(self) -> Tenancy:
+        """The tenants' queues: quotas, borrowing and lending limits, cohorts, priorities."""
 
     @property
     def free_gpu_milli(self) -> int: ...
@@ -59,8 +60,9 @@ class SchedulerView(Protocol):
 
     def pending_in_order(self, order: str) -> PendingOrder:
         """The pending jobs kept sorted by ``order``: ``priority`` (highest first),
-        ``est_run`` (shortest estimate first) or ``tenant`` (by tenant index); ties in arrival
-        order. Kept up to date as jobs arrive, start and wait again."""
+        ``est_run`` (shortest estimate first), ``tenant`` (by tenant index) or
+        ``tenant_priority`` (by tenant, then highest priority first); ties in arrival order.
+        Kept up to date as jobs arrive, start and wait again."""
 
     def try_start(
         self, job: int, *, borrowed: bool = False, avoid: frozenset[int] | set[int] = frozenset()
@@ -138,8 +140,9 @@ def start_in_order(view: SchedulerView, order: Iterable[int]) -> None:
             return
 
 
-def tenant_queues(view: SchedulerView) -> dict[int, Iterator[int]]:
-    """Each tenant with jobs -> its pending jobs in arrival order (read lazily from the
-    ``tenant`` order, so a pass touches only the jobs it looks at)."""
-    order = view.pending_in_order("tenant")
+def tenant_queues(view: SchedulerView, within: str = "tenant") -> dict[int, Iterator[int]]:
+    """Each tenant with jobs -> its pending jobs in arrival order (``within="tenant"``) or
+    by priority (``"tenant_priority"``), read lazily from that order, so a pass touches only
+    the jobs it looks at."""
+    order = view.pending_in_order(within)
     return {tenant: order.between(lo, hi) for tenant, (lo, hi) in order.groups.items()}
