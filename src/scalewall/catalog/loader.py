@@ -73,9 +73,19 @@ def _coerce(name: str, value: Any, hint: Any, where: str) -> Any:
     raise SpecError(name, value, f"expected {getattr(hint, '__name__', hint)}", where=where)
 
 
+_TYPE_HINTS: dict[type[Any], dict[str, Any]] = {}
+"""Each dataclass's resolved field types: resolving them costs more than building one entry."""
+
+
+def _type_hints(cls: type[Any]) -> dict[str, Any]:
+    if cls not in _TYPE_HINTS:
+        _TYPE_HINTS[cls] = typing.get_type_hints(cls)
+    return _TYPE_HINTS[cls]
+
+
 def build(cls: type[T], data: Mapping[str, Any], where: str) -> T:
     """Build dataclass ``cls`` from a mapping, rejecting unknown and missing keys."""
-    hints = typing.get_type_hints(cls)
+    hints = _type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     for key in data:
         if key not in fields:
