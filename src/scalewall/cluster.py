@@ -14,10 +14,11 @@ __all__ = ["Cluster", "default_fabric", "default_system", "resolve_cluster"]
 
 def default_system(accelerator_id: str) -> System:
     """The catalog system built from an accelerator (the first by id if several are)."""
-    accelerator_id = catalog.accelerator_id(accelerator_id) or accelerator_id
-    if accelerator_id not in catalog.accelerators():
+    canonical = catalog.accelerator_id(accelerator_id)
+    if canonical is None:
         valid = sorted(set(catalog.accelerators()) | set(catalog.systems()))
         raise SpecError("gpu", accelerator_id, f"an accelerator or system id: {', '.join(valid)}")
+    accelerator_id = canonical
     systems = [s for s in catalog.systems().values() if s.accelerator == accelerator_id]
     if not systems:
         raise SpecError("gpu", accelerator_id, "no catalog system uses this accelerator")
@@ -57,6 +58,5 @@ def resolve_cluster(
         )
     if gpu is None or gpus is None:
         raise SpecError("cluster", None, "give a cluster (catalog id or TOML) or --gpu and --gpus")
-    systems = catalog.systems()
-    system = systems.get(gpu) or systems.get(catalog.normal_name(gpu)) or default_system(gpu)
+    system = catalog.system_named(gpu) or default_system(gpu)
     return make_cluster(system=system, fabric=default_fabric(system), num_gpus=gpus)

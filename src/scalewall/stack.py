@@ -50,8 +50,13 @@ def stack_ids() -> list[str]:
 
 
 def preset(name: str) -> Stack:
-    """The catalog stack with this id or alias (case, spaces and underscores ignored)."""
-    stack_id = _index().get(_normal(name))
+    """The catalog stack with this id or alias (case, spaces and underscores ignored). An id
+    reads its one file; an alias needs the whole table."""
+    key = _normal(name)
+    direct: Stack | None = catalog.find_by_file("stacks", key)
+    if direct is not None:
+        return direct
+    stack_id = _index().get(key)
     if stack_id is None:
         raise SpecError("stack", name, f"one of {', '.join(stack_ids())} (or an alias of one)")
     return catalog.stacks()[stack_id]

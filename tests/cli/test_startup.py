@@ -53,3 +53,23 @@ def test_ctrl_c_exits_130_with_one_line(
         app_module.main()
     assert exc.value.code == 130
     assert capsys.readouterr().err.strip() == "interrupted"
+
+
+def test_estimate_imports_no_pydantic_and_reads_few_catalog_files() -> None:
+    """typer 0.29 coerces options through pydantic (~0.2 s); entries named by id are read alone."""
+    code = (
+        "import sys\nfrom scalewall.catalog import loader\nfrom scalewall.cli.app import main\n"
+        "read = []\nreal = loader.load_toml\n"
+        "loader.load_toml = lambda path: read.append(path) or real(path)\n"
+        "sys.argv = ['scalewall', 'estimate', '--json']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('PYDANTIC', 'pydantic' in sys.modules, 'READ', len(read))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "PYDANTIC False" in out.stdout, out.stdout[-300:]
+    from scalewall import catalog
+
+    read = int(out.stdout.rsplit("READ", 1)[1])
+    # The model, accelerator, fabric, link and stack by id, plus the systems scanned for the
+    # accelerator's default system; far below the whole catalog.
+    assert read <= 5 + len(catalog.systems()), out.stdout[-300:]

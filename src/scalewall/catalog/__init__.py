@@ -12,6 +12,7 @@ from scalewall.catalog.loader import (
     entries,
     fabric,
     fabrics,
+    find_by_file,
     link,
     links,
     load_entry,
@@ -21,6 +22,7 @@ from scalewall.catalog.loader import (
     normal_name,
     stacks,
     system,
+    system_named,
     systems,
 )
 from scalewall.catalog.schema import (
@@ -49,6 +51,7 @@ __all__ = [
     "entries",
     "fabric",
     "fabrics",
+    "find_by_file",
     "link",
     "links",
     "load_entry",
@@ -58,5 +61,6 @@ __all__ = [
     "normal_name",
     "stacks",
     "system",
+    "system_named",
     "systems",
 ]

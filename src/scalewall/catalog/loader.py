@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import tomllib
 import types
 import typing
@@ -72,9 +73,19 @@ def _coerce(name: str, value: Any, hint: Any, where: str) -> Any:
     raise SpecError(name, value, f"expected {getattr(hint, '__name__', hint)}", where=where)
 
 
+_TYPE_HINTS: dict[type[Any], dict[str, Any]] = {}
+"""Each dataclass's resolved field types: resolving them costs more than building one entry."""
+
+
+def _type_hints(cls: type[Any]) -> dict[str, Any]:
+    if cls not in _TYPE_HINTS:
+        _TYPE_HINTS[cls] = typing.get_type_hints(cls)
+    return _TYPE_HINTS[cls]
+
+
 def build(cls: type[T], data: Mapping[str, Any], where: str) -> T:
     """Build dataclass ``cls`` from a mapping, rejecting unknown and missing keys."""
-    hints = typing.get_type_hints(cls)
+    hints = _type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     for key in data:
         if key not in fields:
@@ -115,24 +126,44 @@ def _entry_files(kind: str) -> Iterator[Path]:
     yield from sorted((_data_root() / kind).glob("*.toml"))
 
 
+_FILE_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
+"""What an entry id that is also its file's name looks like (no path separators)."""
+
+
+@cache
+def _read_entry(kind: str, stem: str) -> Any:
+    """The entry in the built-in file ``<kind>/<stem>.toml``, whose id must be ``stem``."""
+    path = _data_root() / kind / f"{stem}.toml"
+    entry = load_entry(path, KINDS[kind])
+    if entry.id != stem:
+        raise SpecError("id", entry.id, f"must equal the file name {stem!r}", where=str(path))
+    return entry
+
+
+def find_by_file(kind: str, entry_id: str) -> Any | None:
+    """The entry whose file is named ``entry_id``, or None if there is no such file. One file
+    is read, so a command that names its entries by id does not parse the whole catalog."""
+    if kind not in KINDS or not _FILE_ID.fullmatch(entry_id):
+        return None
+    if not (_data_root() / kind / f"{entry_id}.toml").is_file():
+        return None
+    return _read_entry(kind, entry_id)
+
+
 @cache
 def entries(kind: str) -> dict[str, Any]:
     """All built-in entries of one kind, by id. Ids must match their file names."""
     if kind not in KINDS:
         raise SpecError("kind", kind, f"valid kinds: {', '.join(KINDS)}")
-    out: dict[str, Any] = {}
-    for path in _entry_files(kind):
-        entry = load_entry(path, KINDS[kind])
-        if entry.id != path.stem:
-            raise SpecError(
-                "id", entry.id, f"must equal the file name {path.stem!r}", where=str(path)
-            )
-        out[entry.id] = entry
-    return out
+    return {path.stem: _read_entry(kind, path.stem) for path in _entry_files(kind)}
 
 
 def lookup(kind: str, entry_id: str) -> Any:
-    """One built-in entry by id; an unknown id lists the valid ones."""
+    """One built-in entry by id; an unknown id lists the valid ones. An id that is a file
+    name reads that file only; anything else falls back to the full table."""
+    entry = find_by_file(kind, entry_id)
+    if entry is not None:
+        return entry
     table = entries(kind)
     if entry_id not in table:
         singular = kind.rstrip("s")
@@ -182,8 +213,12 @@ def _accelerator_names() -> dict[str, str]:
 
 
 def accelerator_id(name: str) -> str | None:
-    """The catalog id an accelerator id or alias names, or None."""
-    return _accelerator_names().get(normal_name(name))
+    """The catalog id an accelerator id or alias names, or None. An id (in any case) is its
+    file's name and reads one file; an alias needs the whole table."""
+    key = normal_name(name)
+    if find_by_file("accelerators", key) is not None:
+        return key
+    return _accelerator_names().get(key)
 
 
 def accelerator(entry_id: str) -> Accelerator:
@@ -195,6 +230,15 @@ def accelerator(entry_id: str) -> Accelerator:
 def system(entry_id: str) -> System:
     result: System = lookup("systems", entry_id)
     return result
+
+
+def system_named(name: str) -> System | None:
+    """The catalog system with id ``name`` (as given or normalised), or None."""
+    for key in (name, normal_name(name)):
+        found: System | None = find_by_file("systems", key) or systems().get(key)
+        if found is not None:
+            return found
+    return None
 
 
 def link(entry_id: str) -> Link:
