@@ -278,33 +278,40 @@ batch): plans that agree on them share their layer times."""
 
 _KEY_LIMIT = 2**52
 """Largest combined key the factorisation builds before renumbering it (exact in int64)."""
+_DIRECT_SPAN = 2**20
+"""A whole-valued column whose values span fewer than this many integers is coded by offset
+(no sort); others are coded by their sorted distinct values."""
+
+
+def _codes(column: NDArray[np.float64]) -> tuple[NDArray[np.int64], int]:
+    """Integer codes in [0, span) that are equal exactly where the column's values are."""
+    lo, hi = float(column.min()), float(column.max())
+    if hi - lo < _DIRECT_SPAN and np.array_equal(column, np.round(column)):
+        return (column - lo).astype(np.int64), int(hi - lo) + 1
+    uniques, inverse = np.unique(column, return_inverse=True)
+    return inverse.astype(np.int64).ravel(), len(uniques)
 
 
 def distinct_rows(
     p: PlanBatch, names: tuple[str, ...]
 ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """The first row of each distinct combination of the ``names`` columns, and for every row
-    the index of its combination among those (hash-based factorisation, linear in rows)."""
+    the index of its combination among those: the columns' codes combined in mixed radix
+    (renumbered when the product would pass ``_KEY_LIMIT``), then one sort of that key."""
     if p.tp.size <= 1:
         # One plan (a single estimate): nothing to share, and no factorisation to pay for.
         return np.arange(p.tp.size, dtype=np.intp), np.zeros(p.tp.size, dtype=np.intp)
-    import pandas as pd  # only batches need the factorisation; a single estimate never loads it
-
     key: NDArray[np.int64] = np.zeros(p.tp.size, dtype=np.int64)
     span = 1  # the key's values lie in [0, span)
     for name in names:
-        codes, uniques = pd.factorize(getattr(p, name))
-        if span * len(uniques) >= _KEY_LIMIT:
-            key, seen = pd.factorize(key)  # renumber densely before the product overflows
-            span = len(seen)
-        key = key * len(uniques) + codes
-        span *= len(uniques)
-    key, _ = pd.factorize(key)
-    count = int(key.max()) + 1 if key.size else 0
-    first = np.empty(count, dtype=np.intp)
-    rows = np.arange(key.size, dtype=np.intp)
-    first[key[::-1]] = rows[::-1]
-    return first, key.astype(np.intp)
+        codes, radix = _codes(np.asarray(getattr(p, name), dtype=np.float64))
+        if span * radix >= _KEY_LIMIT:
+            seen, dense = np.unique(key, return_inverse=True)  # renumber before overflow
+            key, span = dense.astype(np.int64).ravel(), len(seen)
+        key = key * radix + codes
+        span *= radix
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return first.astype(np.intp), inverse.astype(np.intp).ravel()
 
 
 @dataclass(frozen=True)

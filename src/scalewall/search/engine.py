@@ -13,10 +13,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from scalewall._result import ResultDisplay
@@ -65,6 +64,9 @@ PART_LABELS = {
     "straggler": "stragglers",
     "other": "fixed step overhead",
 }
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,6 +192,8 @@ class SearchResult(ResultDisplay):
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per top plan: plan fields, metrics and the breakdown (``<part>_s``)."""
+        import pandas as pd
+
         rows = []
         for r in self.top:
             row: dict[str, Any] = {"rank": r.rank}
