@@ -98,7 +98,6 @@ def validation_wall_band(
     size beyond the largest run of that group."""
     from scalewall.validation.error_bars import (
         LEVEL,
-        closest_group,
         read_groups,
         validation_interval,
     )
@@ -123,7 +122,7 @@ def validation_wall_band(
         tokens = float(row["tokens_per_s"])
         low, high = tokens * step_s / high_s, tokens * step_s / low_s
         scale = float(row["mfu"]) / tokens
-        group = closest_group(groups, **where)  # type: ignore[arg-type]
+        group = groups[band.group]  # the group the interval was drawn from
         if extrapolated is None and gpus > group.gpus_max:
             extrapolated = gpus
         rows.append(
