@@ -33,7 +33,10 @@ FP8_CODES = tuple(PRECISION[name] for name in FP8_PRECISIONS)
 
 def is_fp8(precision: FloatArray) -> NDArray[np.bool_]:
     """Rows whose precision code is one of the FP8 recipes."""
-    result: NDArray[np.bool_] = np.isin(precision, FP8_CODES)
+    # A comparison per code: np.isin costs tens of microseconds per call on a short batch.
+    result: NDArray[np.bool_] = np.asarray(precision) == FP8_CODES[0]
+    for code in FP8_CODES[1:]:
+        result = result | (precision == code)
     return result
 
 

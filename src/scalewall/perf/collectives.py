@@ -96,7 +96,7 @@ def level_factors(cluster: Cluster, n: FloatArray, stride: FloatArray) -> list[F
     below = np.ones_like(n)
     for index, tier in enumerate(cluster.tiers):
         top = index == len(cluster.tiers) - 1
-        inside = n if top else np.clip(np.floor(tier.span_gpus / stride), 1.0, n)
+        inside = n if top else np.minimum(np.maximum(np.floor(tier.span_gpus / stride), 1.0), n)
         inside = np.maximum(inside, below)
         factors.append(inside / below)
         below = inside

@@ -9,6 +9,7 @@ time to stream A, B and C through HBM (roofline), plus a fixed kernel cost.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -91,7 +92,7 @@ class Device:
             precision_code=np.where(self.fp8, PRECISION["bf16"], self.precision_code),
         )
 
-    @property
+    @cached_property
     def fp8(self) -> NDArray[np.bool_]:
         """Plans whose linear layers run in FP8."""
         return is_fp8(self.precision_code)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from scalewall import _heap as heap
 from scalewall.catalog.schema import ModelSpec
 from scalewall.perf import moe
 from scalewall.perf.assumptions import Efficiency, Stack
@@ -202,6 +203,7 @@ def memory_model(
     optimizer with BF16 weights and FP32 gradients: 6 + 12 / d bytes per parameter).
     Cheaper than the full step model: the search calls it to prune plans that do not fit.
     """
+    heap.for_batch(len(p))
     shard, _ = shard_groups(p, stack)
     expert_shard = p.tp * p.cp * p.dp / (p.ep * p.etp)
     fp8 = is_fp8(p.precision)

@@ -18,6 +18,7 @@ from statistics import NormalDist
 import numpy as np
 from numpy.typing import NDArray
 
+from scalewall import _heap as heap
 from scalewall.catalog.schema import ModelSpec
 from scalewall.perf import pipeline
 from scalewall.perf.assumptions import Efficiency, Stack
@@ -91,6 +92,7 @@ def step_model(
     model: ModelSpec, cluster: Cluster, p: PlanBatch, eff: Efficiency, stack: Stack
 ) -> StepArrays:
     """Evaluate every plan of the batch: step time with its breakdown, FLOP rates, memory."""
+    heap.for_batch(len(p))
     dev = Device.of(cluster.accelerator, p.precision, eff)
     micro_batches = p.global_batch / (p.dp * p.micro_batch)
     times = distinct_layer_times(model, cluster, p, eff, stack)
