@@ -51,6 +51,8 @@ def p2p_s(
     away; 1/tp shards all-gathered over the scale-up fabric where the stack scatters them
     (Megatron's ``scatter_gather_tensors_in_pipeline``). The stack's overlap hides
     ``pp_p2p_overlap_frac`` of the transfer; the handshake ``pp_p2p_sync_s`` always shows."""
+    if not np.any(p.pp > 1):
+        return np.zeros_like(p.pp)  # no pipeline in the batch: every row would be masked to 0
     tokens = p.micro_batch * p.seq_len / p.cp
     message = tokens * model.hidden * ACT_BYTES / np.where(stack.scatter_gather_p2p, p.tp, 1.0)
     transfer = coll.p2p_time_s(cluster, eff, p.tp * p.cp * p.dp, message)

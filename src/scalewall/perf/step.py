@@ -12,6 +12,7 @@ into the step time with a named breakdown whose parts add up to it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -178,7 +179,7 @@ def step_model(
         pipeline_bubble=bubble,
         dp_comm=dp_comm,
         fsdp_comm=fsdp_comm,
-        step_sync=step_sync_s(cluster, eff, num_gpus),
+        step_sync=_per_size(step_sync_s, cluster, eff, num_gpus),
         optimizer=optimizer,
         straggler=straggler,
         other=np.full_like(steady, stack.step_overhead_s),
@@ -234,6 +235,19 @@ def expected_max_normal(n: FloatArray) -> FloatArray:
     ]
     result: FloatArray = np.asarray(quantiles, dtype=np.float64)[index.reshape(np.shape(n))]
     return result
+
+
+def _per_size(
+    fn: Callable[[Cluster, Efficiency, FloatArray], FloatArray],
+    cluster: Cluster,
+    eff: Efficiency,
+    num_gpus: FloatArray,
+) -> FloatArray:
+    """``fn(cluster, eff, num_gpus)`` evaluated once per distinct job size and spread to the
+    rows (a search batch is one size): the same values, without a pass over every row."""
+    if num_gpus.size > 1 and num_gpus.min() == num_gpus.max():
+        return np.full_like(num_gpus, fn(cluster, eff, num_gpus[:1])[0])
+    return fn(cluster, eff, num_gpus)
 
 
 def _model_flop_per_token(model: ModelSpec, p: PlanBatch) -> FloatArray:

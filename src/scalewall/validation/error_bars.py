@@ -105,7 +105,9 @@ class ValidationInterval:
         return f"out-of-sample errors of validation group {self.group} (not calibrated)"
 
 
+@cache
 def out_of_sample_path() -> Path:
+    # Resolved once: every estimate's interval reads the groups (cached by path).
     return Path(str(resources.files("scalewall.validation") / "data" / "out_of_sample.json"))
 
 
@@ -185,13 +187,26 @@ def validation_interval(
 ) -> ValidationInterval:
     """The step time's interval from the closest group's out-of-sample errors: published =
     predicted / exp(error), so the low end divides by the high error quantile."""
-    group = closest_group(
-        groups if groups is not None else read_groups(),
-        stack=stack.split("+", 1)[0],
-        accelerator=accelerator,
-        moe=moe,
-        gpus=gpus,
-    )
-    lo, hi = error_quantiles(group.step_log_errors, level)
+    if groups is None:
+        name, lo, hi = _shipped_band(stack.split("+", 1)[0], accelerator, moe, gpus, level)
+    else:
+        name, lo, hi = _band(groups, stack.split("+", 1)[0], accelerator, moe, gpus, level)
     interval = (step_time_s * math.exp(-hi), step_time_s * math.exp(-lo))
-    return ValidationInterval(step_time_interval_s=interval, level=level, group=group.name)
+    return ValidationInterval(step_time_interval_s=interval, level=level, group=name)
+
+
+def _band(
+    groups: dict[str, ErrorGroup], stack: str, accelerator: str, moe: bool, gpus: int, level: float
+) -> tuple[str, float, float]:
+    """The closest group's name and its error quantiles."""
+    group = closest_group(groups, stack=stack, accelerator=accelerator, moe=moe, gpus=gpus)
+    lo, hi = error_quantiles(group.step_log_errors, level)
+    return group.name, lo, hi
+
+
+@cache
+def _shipped_band(
+    stack: str, accelerator: str, moe: bool, gpus: int, level: float
+) -> tuple[str, float, float]:
+    """``_band`` of the shipped groups, once per question (an estimate asks it every call)."""
+    return _band(read_groups(), stack, accelerator, moe, gpus, level)
