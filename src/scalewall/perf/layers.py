@@ -304,14 +304,37 @@ def distinct_rows(
     key: NDArray[np.int64] = np.zeros(p.tp.size, dtype=np.int64)
     span = 1  # the key's values lie in [0, span)
     for name in names:
-        codes, radix = _codes(np.asarray(getattr(p, name), dtype=np.float64))
+        column = np.asarray(getattr(p, name), dtype=np.float64)
+        if column.min() == column.max():
+            continue  # one value in the whole batch: radix 1, the key is unchanged
+        codes, radix = _codes(column)
         if span * radix >= _KEY_LIMIT:
             seen, dense = np.unique(key, return_inverse=True)  # renumber before overflow
             key, span = dense.astype(np.int64).ravel(), len(seen)
         key = key * radix + codes
         span *= radix
+    if span <= _TABLE_SPAN_PER_ROW * key.size:
+        return _table_factorize(key, span)
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     return first.astype(np.intp), inverse.astype(np.intp).ravel()
+
+
+_TABLE_SPAN_PER_ROW = 4
+"""A key whose values span at most this many times the rows is factorised with a table indexed
+by the key (linear passes) instead of a sort."""
+
+
+def _table_factorize(
+    key: NDArray[np.int64], span: int
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """``np.unique(key, return_index=True, return_inverse=True)``'s first rows and inverse for
+    keys in [0, span), without sorting: distinct keys in increasing order, each one's first
+    row (the least row index holding it), each row's rank among them."""
+    present = np.bincount(key, minlength=span) > 0
+    rank = np.cumsum(present, dtype=np.intp) - 1
+    first_row = np.full(span, key.size, dtype=np.intp)
+    np.minimum.at(first_row, key, np.arange(key.size, dtype=np.intp))
+    return first_row[present], rank[key]
 
 
 @dataclass(frozen=True)
