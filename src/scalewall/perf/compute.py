@@ -26,6 +26,7 @@ ACT_BYTES = 2.0
 
 # Tile shapes a GEMM library chooses among; it picks the one that wastes the least.
 _TILES = ((1.0, 1.0), (2.0, 0.5), (0.5, 1.0))
+_TILE_SCALES = np.asarray(_TILES)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,7 +107,7 @@ class Device:
 def tile_utilization(m: FloatArray, n: FloatArray, dev: Device, eff: Efficiency) -> FloatArray:
     """Useful fraction of the SM-tile slots a GEMM occupies, best over the library's tiles."""
     extra = (1,) * np.ndim(m * n)
-    scales = np.asarray(_TILES).reshape((len(_TILES), 2, *extra))
+    scales = _TILE_SCALES.reshape((len(_TILES), 2, *extra))
     tm, tn = eff.compute.gemm_tile_m * scales[:, 0], eff.compute.gemm_tile_n * scales[:, 1]
     tiles = np.ceil(m / tm) * np.ceil(n / tn)
     waves = np.ceil(tiles / dev.sm_count)

@@ -160,11 +160,18 @@ def layer_times(
     # and two backward, each of the full [T, D] activation (Korthikanti et al. 2022, Sec. 4.2).
     message = tokens * hidden * ACT_BYTES
     one = np.ones_like(tokens)
-    tp_total = 2.0 * np.where(
-        p.sequence_parallel > 0,
-        2.0 * coll.reduce_scatter_time_s(cluster, eff, tp, one, message),
-        coll.allreduce_time_s(cluster, eff, tp, one, message),
-    )
+    sp = p.sequence_parallel > 0
+    if np.all(sp):  # one kind of collective in the batch: the other is not computed
+        pair = 2.0 * coll.reduce_scatter_time_s(cluster, eff, tp, one, message)
+    elif not np.any(sp):
+        pair = coll.allreduce_time_s(cluster, eff, tp, one, message)
+    else:
+        pair = np.where(
+            sp,
+            2.0 * coll.reduce_scatter_time_s(cluster, eff, tp, one, message),
+            coll.allreduce_time_s(cluster, eff, tp, one, message),
+        )
+    tp_total = 2.0 * pair
     tp_total = tp_total + etp_comm
     # The hidden share still costs compute: communication kernels take SMs and HBM bandwidth.
     hidden_share = stack.tp_comm_overlap_frac * (1.0 - eff.layers.overlap_compute_slowdown_frac)
