@@ -174,11 +174,15 @@ def schedule_exposed_s(
     backward, not after it. ``tests/unit/perf/test_pipeline_window.py`` checks this against an
     event simulation of the schedule."""
     chunk = stage_time / vpp
+    first: FloatArray = np.maximum(comm / vpp - chunk, 0.0)
+    chunks = int(np.max(vpp, initial=1.0))
+    if chunks <= 1:
+        return first
     shape = np.broadcast_shapes(*(np.shape(a) for a in (comm, stage_time, pp, vpp)))
-    exposed = np.array(np.broadcast_to(np.maximum(comm / vpp - chunk, 0.0), shape)).ravel()
+    exposed = np.array(np.broadcast_to(first, shape)).ravel()
     flat = [np.broadcast_to(a, shape).ravel() for a in (comm, pp, vpp, chunk)]
     live = np.flatnonzero(flat[2] > 1.0)  # the rows that have a chunk j: fewer as j grows
-    for j in range(1, int(np.max(vpp, initial=1.0))):
+    for j in range(1, chunks):
         live = live[flat[2][live] > j]
         c, n, v, b = (a[live] for a in flat)
         exposed[live] = np.maximum(exposed[live], (j + 1.0) * c / v - (j * n + 1.0) * b)
