@@ -4,12 +4,16 @@ and the per-step synchronisation all-reduces."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
 import numpy as np
 from numpy.typing import NDArray
 
 from scalewall.perf import collectives as coll
 from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import PlanBatch
+from scalewall.perf.layers import distinct_rows
 from scalewall.plan.topology import Cluster
 
 FloatArray = NDArray[np.float64]
@@ -42,6 +46,7 @@ def dp_times(
         groups.append((expert_group, p.ep * p.etp, expert))
     t_fwd, _ = windows
     one, zero = np.ones_like(t_fwd), np.zeros_like(t_fwd)
+    shared = SharedRows.of(p)
     any_zero3 = bool(np.any(p.zero >= 3))
     grad = np.zeros_like(t_fwd)
     gather = np.zeros_like(t_fwd)
@@ -51,9 +56,9 @@ def dp_times(
         values = params * stack.param_gather_bytes
         # Plain data parallelism (ZeRO 0) all-reduces over every replica, sharded or not.
         whole = p.dp * p.cp if index == 0 else group
-        allreduce = coll.allreduce_time_s(cluster, eff, whole, stride, grads)
-        reduce_scatter = coll.reduce_scatter_time_s(cluster, eff, group, stride, grads)
-        all_gather = coll.allgather_time_s(cluster, eff, group, stride, values)
+        allreduce = shared(coll.allreduce_time_s, cluster, eff, whole, stride, grads)
+        reduce_scatter = shared(coll.reduce_scatter_time_s, cluster, eff, group, stride, grads)
+        all_gather = shared(coll.allgather_time_s, cluster, eff, group, stride, values)
         mask = np.ones_like(t_fwd) if index == 0 else (params > 0) & (group > 1)
         # Hybrid sharding: the shards' gradients are all-reduced over the replicas, shard ranks
         # apart; 1 replica (plain ZeRO) costs nothing.
@@ -61,7 +66,7 @@ def dp_times(
         hybrid = index == 0 and stack.zero_shard_ranks > 0
         across = zero
         if hybrid:
-            across = coll.allreduce_time_s(cluster, eff, rep, rep_stride, grads / group)
+            across = shared(coll.allreduce_time_s, cluster, eff, rep, rep_stride, grads / group)
             across = np.where(rep > 1, across, 0.0)
         reduce = np.where(p.zero >= 1, reduce_scatter + across, allreduce)
         grad = grad + np.where(mask, reduce, 0.0)
@@ -199,3 +204,77 @@ def step_sync_s(cluster: Cluster, eff: Efficiency, num_gpus: FloatArray) -> Floa
     small = coll.allreduce_time_s(cluster, eff, num_gpus, one, 8.0 * one)
     result: FloatArray = eff.data_parallel.step_sync_allreduces * small
     return result
+
+
+STRUCTURE_FIELDS = (
+    "tp",
+    "cp",
+    "dp",
+    "pp",
+    "ep",
+    "etp",
+    "layers_first",
+    "layers_middle",
+    "layers_last",
+)
+"""The plan fields the data-parallel groups and the parameters they reduce follow from."""
+_SHARE_MIN_ROWS = 1024
+"""Batches from this size on evaluate their data-parallel collectives once per structure."""
+
+
+@dataclass(frozen=True)
+class SharedRows:
+    """The rows of a batch grouped by ``STRUCTURE_FIELDS``: a collective whose inputs are the
+    same on every row of a group (group sizes, strides, bytes) is evaluated once per group and
+    spread, giving exactly the values of every row's own evaluation. A search batch holds a
+    few dozen categorical variants (recompute, ZeRO, SP, precision, micro-batch) of each
+    structure. Inputs are checked: one that differs within a group is evaluated row by row."""
+
+    first: NDArray[np.intp] | None
+    """The first row of each group (None: every row is evaluated)."""
+    inverse: NDArray[np.intp] | None
+    """Every row's group."""
+    checked: dict[int, tuple[FloatArray, FloatArray | None]] = field(default_factory=dict)
+    """Inputs checked so far, by identity: the input and its per-group values (None: they
+    differ within a group)."""
+
+    @classmethod
+    def of(cls, p: PlanBatch) -> SharedRows:
+        if len(p) < _SHARE_MIN_ROWS:
+            return cls(first=None, inverse=None)
+        first, inverse = distinct_rows(p, STRUCTURE_FIELDS)
+        if 4 * first.size > len(p):
+            return cls(first=None, inverse=None)  # too few rows share a structure to pay off
+        return cls(first=first, inverse=inverse)
+
+    def __call__(
+        self,
+        collective: Callable[..., FloatArray],
+        cluster: Cluster,
+        eff: Efficiency,
+        *inputs: FloatArray,
+    ) -> FloatArray:
+        """``collective(cluster, eff, *inputs)``, once per group where the inputs allow it."""
+        if self.first is None or self.inverse is None:
+            return collective(cluster, eff, *inputs)
+        reduced = [self._per_group(values) for values in inputs]
+        if any(sub is None for sub in reduced):
+            return collective(cluster, eff, *inputs)
+        result: FloatArray = collective(cluster, eff, *reduced)[self.inverse]
+        return result
+
+    def _per_group(self, values: FloatArray) -> FloatArray | None:
+        """The values of each group's first row, or None if they differ within a group (an
+        array already checked is looked up: the same inputs feed several collectives)."""
+        assert self.first is not None and self.inverse is not None
+        seen = self.checked.get(id(values))
+        if seen is not None and seen[0] is values:
+            return seen[1]
+        column = np.asarray(values, dtype=np.float64)
+        sub: FloatArray | None = None
+        if column.shape == self.inverse.shape:
+            sub = column[self.first]
+            if not np.array_equal(sub[self.inverse], column):
+                sub = None
+        self.checked[id(values)] = (values, sub)  # the reference keeps the id unique
+        return sub

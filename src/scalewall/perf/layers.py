@@ -290,13 +290,14 @@ _DIRECT_SPAN = 2**20
 (no sort); others are coded by their sorted distinct values."""
 
 
-def _codes(column: NDArray[np.float64]) -> tuple[NDArray[np.int64], int]:
-    """Integer codes in [0, span) that are equal exactly where the column's values are."""
-    lo, hi = float(column.min()), float(column.max())
+def _codes(column: NDArray[np.float64], lo: float, hi: float) -> tuple[NDArray[np.float64], int]:
+    """Whole-numbered codes in [0, span) that are equal exactly where the column's values (from
+    ``lo`` to ``hi``) are, as floats (exact below 2^53; float to integer conversion is the
+    slowest pass, so the key is converted once)."""
     if hi - lo < _DIRECT_SPAN and np.array_equal(column, np.round(column)):
-        return (column - lo).astype(np.int64), int(hi - lo) + 1
+        return column - lo, int(hi - lo) + 1
     uniques, inverse = np.unique(column, return_inverse=True)
-    return inverse.astype(np.int64).ravel(), len(uniques)
+    return inverse.astype(np.float64).ravel(), len(uniques)
 
 
 def distinct_rows(
@@ -304,24 +305,32 @@ def distinct_rows(
 ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """The first row of each distinct combination of the ``names`` columns, and for every row
     the index of its combination among those: the columns' codes combined in mixed radix
-    (renumbered when the product would pass ``_KEY_LIMIT``), then one sort of that key."""
+    (renumbered, order kept, when the product would pass the table's span or ``_KEY_LIMIT``),
+    then that key factorised by a table (or, past the table's span, one sort); columns with
+    one value are left out (radix 1)."""
     if p.tp.size <= 1:
         # One plan (a single estimate): nothing to share, and no factorisation to pay for.
         return np.arange(p.tp.size, dtype=np.intp), np.zeros(p.tp.size, dtype=np.intp)
-    key: NDArray[np.int64] = np.zeros(p.tp.size, dtype=np.int64)
-    span = 1  # the key's values lie in [0, span)
+    key: NDArray[np.float64] = np.zeros(p.tp.size)
+    span = 1  # the key's values lie in [0, span), whole numbers below _KEY_LIMIT
+    table_span = _TABLE_SPAN_PER_ROW * key.size
     for name in names:
         column = np.asarray(getattr(p, name), dtype=np.float64)
-        if column.min() == column.max():
+        lo, hi = float(column.min()), float(column.max())
+        if lo == hi:
             continue  # one value in the whole batch: radix 1, the key is unchanged
-        codes, radix = _codes(column)
+        codes, radix = _codes(column, lo, hi)
+        if 1 < span <= table_span < span * radix:
+            # Renumber the key by rank (its order kept) so that it stays within the table.
+            seen, dense = _table_factorize(key.astype(np.int64), span)
+            key, span = dense.astype(np.float64), seen.size
         if span * radix >= _KEY_LIMIT:
-            seen, dense = np.unique(key, return_inverse=True)  # renumber before overflow
-            key, span = dense.astype(np.int64).ravel(), len(seen)
+            uniques, dense = np.unique(key, return_inverse=True)  # renumber before overflow
+            key, span = dense.astype(np.float64).ravel(), len(uniques)
         key = key * radix + codes
         span *= radix
-    if span <= _TABLE_SPAN_PER_ROW * key.size:
-        return _table_factorize(key, span)
+    if span <= table_span:
+        return _table_factorize(key.astype(np.int64), span)
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     return first.astype(np.intp), inverse.astype(np.intp).ravel()
 

@@ -9,7 +9,8 @@ import pytest
 
 from scalewall import catalog
 from scalewall.catalog.schema import ModelSpec
-from scalewall.perf import layers
+from scalewall.perf import collectives as coll
+from scalewall.perf import data_parallel, layers
 from scalewall.perf.assumptions import Efficiency
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.layers import LAYER_FIELDS, distinct_rows
@@ -72,3 +73,36 @@ def test_batch_equals_plan_by_plan(model_id: str, stack_id: str) -> None:
         step_model(model, cluster, batch.take(np.array([i])), eff, stack) for i in range(len(batch))
     ]
     _assert_rows_equal(out, rows)
+
+
+def _batch_of(model: ModelSpec, cluster: Cluster, rows: int) -> PlanBatch:
+    space = SearchSpace(precisions=("bf16",), max_micro_batch=2, max_vpp=2)
+    plans = enumerate_plans(model, cluster.num_gpus, 8, 512, 4096, space)
+    return plans.take(np.arange(min(rows, len(plans))))
+
+
+def test_shared_data_parallel_collectives_equal_every_row(
+    llama70b: ModelSpec, h100_1024: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batch = _batch_of(llama70b, h100_1024, 4000)
+    shared = data_parallel.SharedRows.of(batch)
+    assert shared.first is not None  # the batch is large and shares its structures
+    eff, stack = Efficiency(), resolve_stack("pytorch-fsdp-hybrid-shard")
+    out = step_model(llama70b, h100_1024, batch, eff, stack)
+    monkeypatch.setattr(data_parallel, "_SHARE_MIN_ROWS", 10**9)  # every row on its own
+    plain = step_model(llama70b, h100_1024, batch, eff, stack)
+    for part, values in out.breakdown_s.items():
+        np.testing.assert_array_equal(values, plain.breakdown_s[part], part)
+
+
+def test_shared_rows_evaluate_an_input_that_varies_within_a_group_row_by_row(
+    llama70b: ModelSpec, h100_1024: Cluster
+) -> None:
+    batch = _batch_of(llama70b, h100_1024, 4000)
+    shared = data_parallel.SharedRows.of(batch)
+    eff = Efficiency()
+    n, stride = batch.dp * batch.cp, batch.tp
+    varying = 1e6 * batch.micro_batch * (1.0 + batch.recompute)  # not a structure field
+    got = shared(coll.allreduce_time_s, h100_1024, eff, n, stride, varying)
+    np.testing.assert_array_equal(got, coll.allreduce_time_s(h100_1024, eff, n, stride, varying))
+    assert shared.checked[id(varying)][1] is None  # found to differ within a group
