@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from scalewall.perf import collectives as coll
 from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import PlanBatch
-from scalewall.perf.layers import distinct_rows
+from scalewall.perf.layers import distinct_rows, per_row_constants
 from scalewall.plan.topology import Cluster
 
 FloatArray = NDArray[np.float64]
@@ -46,7 +46,7 @@ def dp_times(
         groups.append((expert_group, p.ep * p.etp, expert))
     t_fwd, _ = windows
     one, zero = np.ones_like(t_fwd), np.zeros_like(t_fwd)
-    shared = SharedRows.of(p)
+    shared = SharedRows.of(p, eff, cluster)
     any_zero3 = bool(np.any(p.zero >= 3))
     grad = np.zeros_like(t_fwd)
     gather = np.zeros_like(t_fwd)
@@ -239,8 +239,9 @@ class SharedRows:
     differ within a group)."""
 
     @classmethod
-    def of(cls, p: PlanBatch) -> SharedRows:
-        if len(p) < _SHARE_MIN_ROWS:
+    def of(cls, p: PlanBatch, eff: Efficiency, cluster: Cluster) -> SharedRows:
+        """The groups of ``p`` (none for a small batch, or one whose constants are per row)."""
+        if len(p) < _SHARE_MIN_ROWS or per_row_constants(eff, cluster):
             return cls(first=None, inverse=None)
         first, inverse = distinct_rows(p, STRUCTURE_FIELDS)
         if 4 * first.size > len(p):

@@ -353,6 +353,12 @@ def _table_factorize(
     return first_row[present], rank[key]
 
 
+def per_row_constants(eff: Efficiency, cluster: Cluster) -> bool:
+    """Whether constants come as arrays, one value per plan row (calibration's draws): then
+    rows that agree on their plan fields still differ, and nothing is shared between them."""
+    return eff.has_arrays() or np.ndim(cluster.accelerator.training_clock_frac) > 0
+
+
 @dataclass(frozen=True)
 class DistinctTimes:
     """What one GPU's layers, output head and multi-token-prediction modules take per
@@ -374,7 +380,7 @@ def distinct_layer_times(
     layer split) and spread to every row. Constants given as arrays (one value per plan, as
     calibration's interval draws pass them) pair with the rows as they are, so such a batch is
     evaluated row by row."""
-    if eff.has_arrays() or np.ndim(cluster.accelerator.training_clock_frac) > 0:
+    if per_row_constants(eff, cluster):
         first = inverse = np.arange(p.tp.size, dtype=np.intp)
     else:
         first, inverse = distinct_rows(p, LAYER_FIELDS)

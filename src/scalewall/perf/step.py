@@ -34,6 +34,7 @@ from scalewall.perf.data_parallel import (
 )
 from scalewall.perf.layers import (
     distinct_layer_times,
+    per_row_constants,
     stage_sums,
 )
 from scalewall.perf.memory import (
@@ -245,7 +246,8 @@ def _per_size(
 ) -> FloatArray:
     """``fn(cluster, eff, num_gpus)`` evaluated once per distinct job size and spread to the
     rows (a search batch is one size): the same values, without a pass over every row."""
-    if num_gpus.size > 1 and num_gpus.min() == num_gpus.max():
+    shared = num_gpus.size > 1 and not per_row_constants(eff, cluster)
+    if shared and num_gpus.min() == num_gpus.max():
         return np.full_like(num_gpus, fn(cluster, eff, num_gpus[:1])[0])
     return fn(cluster, eff, num_gpus)
 

@@ -85,7 +85,7 @@ def test_shared_data_parallel_collectives_equal_every_row(
     llama70b: ModelSpec, h100_1024: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     batch = _batch_of(llama70b, h100_1024, 4000)
-    shared = data_parallel.SharedRows.of(batch)
+    shared = data_parallel.SharedRows.of(batch, Efficiency(), h100_1024)
     assert shared.first is not None  # the batch is large and shares its structures
     eff, stack = Efficiency(), resolve_stack("pytorch-fsdp-hybrid-shard")
     out = step_model(llama70b, h100_1024, batch, eff, stack)
@@ -99,10 +99,18 @@ def test_shared_rows_evaluate_an_input_that_varies_within_a_group_row_by_row(
     llama70b: ModelSpec, h100_1024: Cluster
 ) -> None:
     batch = _batch_of(llama70b, h100_1024, 4000)
-    shared = data_parallel.SharedRows.of(batch)
+    shared = data_parallel.SharedRows.of(batch, Efficiency(), h100_1024)
     eff = Efficiency()
     n, stride = batch.dp * batch.cp, batch.tp
     varying = 1e6 * batch.micro_batch * (1.0 + batch.recompute)  # not a structure field
     got = shared(coll.allreduce_time_s, h100_1024, eff, n, stride, varying)
     np.testing.assert_array_equal(got, coll.allreduce_time_s(h100_1024, eff, n, stride, varying))
     assert shared.checked[id(varying)][1] is None  # found to differ within a group
+
+
+def test_per_row_constants_share_nothing(llama70b: ModelSpec, h100_1024: Cluster) -> None:
+    # Calibration's draws evaluate copies of one plan with one constant per row: rows that agree
+    # on every plan field still differ.
+    batch = _batch_of(llama70b, h100_1024, 4000)
+    draws = Efficiency().replace(collective_launch_s=np.linspace(1e-5, 2e-4, len(batch)))
+    assert data_parallel.SharedRows.of(batch, draws, h100_1024).first is None
