@@ -47,6 +47,7 @@ def dp_times(
     t_fwd, _ = windows
     one, zero = np.ones_like(t_fwd), np.zeros_like(t_fwd)
     shared = SharedRows.of(p, eff, cluster)
+    sharded_any, sharded_all = bool(np.any(p.zero >= 1)), bool(np.all(p.zero >= 1))
     any_zero3 = bool(np.any(p.zero >= 3))
     grad = np.zeros_like(t_fwd)
     gather = np.zeros_like(t_fwd)
@@ -56,16 +57,29 @@ def dp_times(
         values = params * stack.param_gather_bytes
         # Plain data parallelism (ZeRO 0) all-reduces over every replica, sharded or not.
         whole = p.dp * p.cp if index == 0 else group
-        allreduce = shared(coll.allreduce_time_s, cluster, eff, whole, stride, grads)
-        reduce_scatter = shared(coll.reduce_scatter_time_s, cluster, eff, group, stride, grads)
-        all_gather = shared(coll.allgather_time_s, cluster, eff, group, stride, values)
+        # Only the collectives some row's ZeRO stage selects below (the others would be masked).
+        allreduce = (
+            zero
+            if sharded_all
+            else shared(coll.allreduce_time_s, cluster, eff, whole, stride, grads)
+        )
+        reduce_scatter = (
+            shared(coll.reduce_scatter_time_s, cluster, eff, group, stride, grads)
+            if sharded_any
+            else zero
+        )
+        all_gather = (
+            shared(coll.allgather_time_s, cluster, eff, group, stride, values)
+            if sharded_any
+            else zero
+        )
         mask = np.ones_like(t_fwd) if index == 0 else (params > 0) & (group > 1)
         # Hybrid sharding: the shards' gradients are all-reduced over the replicas, shard ranks
         # apart; 1 replica (plain ZeRO) costs nothing.
         rep, rep_stride = (replicas, p.tp * shard) if index == 0 else (one, one)
         hybrid = index == 0 and stack.zero_shard_ranks > 0
         across = zero
-        if hybrid:
+        if hybrid and sharded_any:
             across = shared(coll.allreduce_time_s, cluster, eff, rep, rep_stride, grads / group)
             across = np.where(rep > 1, across, 0.0)
         reduce = np.where(p.zero >= 1, reduce_scatter + across, allreduce)
