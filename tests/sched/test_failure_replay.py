@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -225,3 +226,53 @@ def test_recorded_attempts_of_an_unknown_job_are_refused() -> None:
     cluster = sched.synthetic_cluster(num_nodes=1, gpus_per_node=8)
     with pytest.raises(SpecError, match=r"recorded_attempts.*nope"):
         Simulation(cluster, job_table(_jobs(("a", 0.0, 10.0, 1))), SimConfig(failures=failures))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_recorded_attempts_with_rate_failures_and_preemption_lose_nothing(seed: int) -> None:
+    # Jobs with recorded attempts, node failures from a high rate and priority preemption at
+    # once: the books balance at every event, every job ends, and each recorded failure is
+    # replayed exactly once.
+    rng = np.random.default_rng(seed)
+    n = 40
+    frame = _jobs(
+        *(
+            (f"j{i}", float(rng.uniform(0, 20_000)), 1.0, int(rng.choice([1, 4, 8])))
+            for i in range(n)
+        )
+    )
+    frame["priority"] = rng.choice([0, 1], size=n)
+    recorded = []
+    for i in range(0, n, 2):
+        runs = rng.uniform(100, 5_000, size=int(rng.integers(2, 4)))
+        attempts = tuple(
+            RecordedAttempt(run_s=float(r), machine="node-000001", failed=k < len(runs) - 1)
+            for k, r in enumerate(runs)
+        )
+        recorded.append((f"j{i}", attempts))
+        frame.loc[i, "run_s"] = frame.loc[i, "est_run_s"] = float(runs.sum())
+    others = frame.index % 2 == 1
+    frame.loc[others, "run_s"] = frame.loc[others, "est_run_s"] = rng.uniform(100, 9_000, n // 2)
+    failures = FailureModel(
+        failures_per_1000_node_days=3_000.0,
+        repair_time_s=600.0,
+        isolate_after_faults=1_000,  # keep every node: isolating all of them ends the replay
+        recorded_attempts=tuple(recorded),
+    )
+    config = SimConfig(
+        queue="priority",
+        seed=seed,
+        failures=failures,
+        min_run_before_preempt_s=0.0,
+        check_invariants=True,
+    )
+    cluster = sched.synthetic_cluster(num_nodes=4, gpus_per_node=8)
+    sim = Simulation(cluster, job_table(frame), config, duration=NO_TIER_SLOWDOWN)
+    sim.run()
+    assert np.isfinite(sim.state.end_s).all()
+    for job_id, attempts in recorded:
+        j = sim.jobs.job_id.index(job_id)
+        assert int(sim.state.recorded_next[j]) == sum(a.failed for a in attempts)
+    assert sum(sim.recorded_faults.values()) == sum(len(a) - 1 for _, a in recorded)
+    assert any(e[1] == "node_fail" for e in sim.events)
+    assert (collect(sim).jobs["goodput_frac"].dropna().between(0.0, 1.0)).all()

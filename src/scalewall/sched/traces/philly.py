@@ -62,28 +62,28 @@ def _attempt_rows(job: Any) -> list[tuple[str, str, str]]:
 
 def _attempts(
     data: list[Any], origin: pd.Timestamp | None
-) -> tuple[npt.NDArray[np.float64], list[tuple[RecordedAttempt, ...]]]:
-    """Per job: the attempts' run times summed, and its attempts (every one but the last
-    failed: it was retried)."""
+) -> tuple[npt.NDArray[np.float64], dict[int, tuple[RecordedAttempt, ...]]]:
+    """Per job: the attempts' run times summed, and, for jobs with more than one attempt, the
+    attempts (every one but the last failed: it was retried)."""
     per_job = [_attempt_rows(job) for job in data]
+    counts = np.array([len(rows) for rows in per_job], dtype=np.int64)
     flat = [row for rows in per_job for row in rows]
     starts, _ = seconds_since(pd.Series([r[0] for r in flat], dtype=object), origin)
     ends, _ = seconds_since(pd.Series([r[1] for r in flat], dtype=object), origin)
     runs = np.where(ends >= starts, ends - starts, np.nan)  # NaN where a time is missing
-    totals = np.zeros(len(data))
-    recorded: list[tuple[RecordedAttempt, ...]] = []
-    at = 0
-    for j, rows in enumerate(per_job):
-        job_runs = runs[at : at + len(rows)]
-        at += len(rows)
-        totals[j] = float(np.nansum(job_runs))
-        recorded.append(
-            tuple(
-                RecordedAttempt(run_s=float(r), machine=row[2], failed=i < len(rows) - 1)
-                for i, (r, row) in enumerate(zip(job_runs, rows, strict=True))
-                if np.isfinite(r)
-            )
+    owner = np.repeat(np.arange(len(data)), counts)
+    totals = np.bincount(owner, weights=np.nan_to_num(runs), minlength=len(data))
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    recorded: dict[int, tuple[RecordedAttempt, ...]] = {}
+    for j in np.flatnonzero(counts > 1).tolist():
+        rows, at = per_job[j], int(first[j])
+        attempts = tuple(
+            RecordedAttempt(run_s=float(runs[at + i]), machine=row[2], failed=i < len(rows) - 1)
+            for i, row in enumerate(rows)
+            if np.isfinite(runs[at + i])
         )
+        if len(attempts) > 1:
+            recorded[j] = attempts
     return totals, recorded
 
 
@@ -152,6 +152,7 @@ def read_philly(path: Path, *, skip_bad_rows: bool = False) -> TraceRead:
     start, _ = seconds_since(raw["start_time"], origin)
     end, _ = seconds_since(raw["end_time"], origin)
     run, recorded = _attempts(data, origin)
+    job_ids = raw["jobid"].tolist()
     gpus = raw["gpus"].to_numpy(np.float64)
     bad = {
         "jobid": (raw["jobid"] == "").to_numpy(),
@@ -187,9 +188,5 @@ def read_philly(path: Path, *, skip_bad_rows: bool = False) -> TraceRead:
         frame=frame,
         bad_rows=int((~keep).sum()),
         source=str(path),
-        attempts=tuple(
-            (str(raw["jobid"].iloc[j]), recorded[j])
-            for j in np.flatnonzero(keep)
-            if len(recorded[j]) > 1
-        ),
+        attempts=tuple((job_ids[j], attempts) for j, attempts in recorded.items() if keep[j]),
     )
