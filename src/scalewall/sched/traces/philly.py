@@ -72,7 +72,7 @@ def _attempts(
     ends, _ = seconds_since(pd.Series([r[1] for r in flat], dtype=object), origin)
     runs = np.where(ends >= starts, ends - starts, np.nan)  # NaN where a time is missing
     owner = np.repeat(np.arange(len(data)), counts)
-    totals = np.bincount(owner, weights=np.nan_to_num(runs), minlength=len(data))
+    totals = np.bincount(owner, weights=np.nan_to_num(runs), minlength=len(data)).astype(np.float64)
     first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     recorded: dict[int, tuple[RecordedAttempt, ...]] = {}
     for j in np.flatnonzero(counts > 1).tolist():
