@@ -112,7 +112,9 @@ class SimConfig:
     """Placement policy name (see ``scalewall.sched.policies.placement_names``)."""
     seed: int = 0
     checkpoint_interval_s: float = 3600.0
-    """Work between checkpoints; a stopped job loses what it did since the last one."""
+    """Work between checkpoints; a stopped job loses what it did since the last one and does
+    it again when it resumes (the catch-up). The stall of each checkpoint is not added: a
+    trace's run times (and the generators drawn from them) already include it."""
     sample_interval_s: float = 3600.0
     """Time-series sampling period."""
     failures: FailureModel | None = None
