@@ -138,6 +138,17 @@ def _sliding_window(cfg: dict[str, Any], layers: int, window: int) -> int:
     return window
 
 
+NON_TRANSFORMER_TYPES = frozenset(
+    {
+        "mamba", "mamba2", "falcon_mamba", "jamba", "zamba", "zamba2", "bamba", "nemotron_h",
+        "falcon_h1", "granitemoehybrid", "rwkv", "rwkv7", "recurrent_gemma", "qwen3_next",
+        "lfm2", "xlstm", "minimax", "minimax_m1",
+    }
+)  # fmt: skip
+"""Model types with state-space, recurrent or linear-attention layers, which the step model's
+transformer layer does not describe: refused rather than modelled as attention layers."""
+
+
 def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     """Map a HuggingFace transformers ``config.json`` onto a ModelSpec.
 
@@ -161,6 +172,14 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         return _hf_int(cfg, *names, default=default, where=where)
 
     model_type = str(cfg.get("model_type") or "")
+    if model_type in NON_TRANSFORMER_TYPES:
+        raise SpecError(
+            "model_type",
+            model_type,
+            "a transformer whose every layer is attention and an MLP or MoE (state-space, "
+            "recurrent and linear-attention layers are not modelled)",
+            where=where,
+        )
     hidden = num("hidden_size", "n_embd", "d_model")
     heads = num("num_attention_heads", "n_head", "n_heads")
     layers = num("num_hidden_layers", "n_layer", "n_layers")

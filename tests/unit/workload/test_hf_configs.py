@@ -221,3 +221,9 @@ def test_mpt_multihead_attention_ignores_kv_n_heads() -> None:
     cfg = CONFIGS["mosaicml/mpt-7b"][0]
     cfg = cfg | {"attn_config": {"attn_type": "multihead_attention", "kv_n_heads": 1}}
     assert model_from_hf_config(cfg, "m").kv_heads == 32
+
+
+def test_state_space_hybrids_are_refused_not_modelled_as_attention() -> None:
+    cfg = CONFIGS["mistralai/Mistral-7B-v0.1"][0] | {"model_type": "jamba"}
+    with pytest.raises(SpecError, match="model_type='jamba'"):
+        model_from_hf_config(cfg, "j")
