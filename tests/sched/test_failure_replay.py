@@ -213,6 +213,30 @@ def test_philly_replay_does_not_double_count_and_charges_the_recorded_machine(
     assert not [e for e in sim.events if e[1] == "node_fail"]
 
 
+def test_a_node_failure_after_a_recorded_one_rolls_back_no_further_than_the_retry() -> None:
+    # The 74 s attempt failed as recorded; the node then fails 500 s into the retry, before
+    # any checkpoint: the job resumes where the retry began (74 s of work), not from zero.
+    frame = _jobs(("a", 0.0, 74.0 + 10_000.0, 8))
+    attempts = (
+        RecordedAttempt(run_s=74.0, machine="node-000000", failed=True),
+        RecordedAttempt(run_s=10_000.0, machine="node-000000", failed=False),
+    )
+    failures = FailureModel(
+        failures_per_1000_node_days=0.0,
+        repair_time_s=100.0,
+        trace_failures=((574.0, "node-000000"),),
+        recorded_attempts=(("a", attempts),),
+    )
+    cluster = sched.synthetic_cluster(num_nodes=1, gpus_per_node=8)
+    config = SimConfig(failures=failures, checkpoint_interval_s=3600.0, check_invariants=True)
+    sim = Simulation(cluster, job_table(frame), config, duration=NO_TIER_SLOWDOWN)
+    sim.run()
+    restart_s = _charged_restart_s(RestartSpec(), failures.state_load_s)
+    assert float(sim.state.end_s[0]) == pytest.approx(574.0 + 100.0 + restart_s + 10_000.0)
+    assert int(sim.state.restarts[0]) == 2
+    assert float(sim.state.lost_gpu_s[0]) == pytest.approx((74.0 + 500.0) * 8)
+
+
 def test_philly_replay_summary(tmp_path: Path) -> None:
     summary = collect(_replay(tmp_path)).summary
     assert summary["recorded_failures"] == 1 and summary["machines_with_recorded_failures"] == 1

@@ -71,8 +71,9 @@ class FailureModel:
     """Attempts a trace recorded, per job id (``TraceRead.attempts``): the job stops after each
     failed attempt's run time (in work seconds, so the replay's own placement and queueing
     decide when), waits again and goes on where that attempt ended; the failure counts as a
-    fault of the attempt's machine (its health score), not of whichever job sits there. No
-    restart cost is added: the recorded attempts' times already hold it."""
+    fault of the attempt's machine (its health score), not of whichever job sits there. The
+    failed attempt's GPU time counts as lost (the log does not say what a checkpoint kept of
+    it), and no restart cost is added: the recorded attempts' times already hold it."""
     restart: RestartSpec | None = None
     """Phases of the restart a failed node's job pays (`reliability.checkpoint.RestartSpec`);
     None: that model's defaults. Its ``rescheduling`` phase is not charged: the replay queues
@@ -684,7 +685,7 @@ class Simulation:
             self.state.restart_due_s[job] = self._restart_cost_s(job, nodes)
         done = self.state.work_done_s[job] + ran / self.state.slowdown[job]
         interval = self.config.checkpoint_interval_s
-        kept = math.floor(done / interval) * interval
+        kept = max(math.floor(done / interval) * interval, self._recorded_start(job))
         lost_wall = (done - kept) * self.state.slowdown[job]
         lost = lost_wall * self.requests[job].gpu_demand_milli / GPU_MILLI
         self.state.lost_gpu_s[job] += lost
@@ -767,6 +768,13 @@ class Simulation:
         at = recorded[0][int(self.state.recorded_next[job])]
         work = max(at - float(self.state.work_done_s[job]), 0.0)
         return overhead + work * float(self.state.slowdown[job])
+
+    def _recorded_start(self, job: int) -> float:
+        """Work seconds at which the job's current recorded attempt began (0 before any
+        failed): a later stop rolls back no further, since the recorded attempt's run time
+        is counted from there."""
+        i = int(self.state.recorded_next[job])
+        return self._recorded[job][0][i - 1] if i else 0.0
 
     def _recorded_fail(self, job: int) -> None:
         """A recorded failed attempt ends: the job waits again and goes on where it ended; the
