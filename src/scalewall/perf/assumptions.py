@@ -49,7 +49,7 @@ class ComputeEfficiency:
     (``gemm_max_frac``): library heuristics on arbitrary shapes, clocks settling at the power
     limit over a whole step. Fitted: ``scalewall fit`` over the shipped runs files
     (``calibrate/data/defaults.toml``): every group informs it (0.1 moves each group's step times
-    by 4-8%), with the A100 clock as the reference (``training_clock_frac`` 1); 0.919 +- 0.008
+    by 4-8%), with the A100 clock as the reference (``training_clock_frac`` 1); 0.921 +- 0.008
     there, the default 0.91."""
     fp8_gemm_ceiling_ratio: float = 1.0
     """FP8 large-GEMM ceiling over the BF16 one, as fractions of each peak, on Hopper (and any part
@@ -127,7 +127,7 @@ class LayerEfficiency:
     the shipped runs files (``calibrate/data/defaults.toml``): informed by the runs with much
     overlapped communication, Megatron-Core r0.8 on H100 (tensor-parallel overlap; 0.1 moves its
     step times by 2.4%) and LLM Foundry's FSDP table (1.0%), little by Llama 3 and the frontier
-    file, not at all by the runs without overlap. 0.15 +- 0.05 there; the default is 0, the
+    file, not at all by the runs without overlap. 0.16 +- 0.05 there; the default is 0, the
     value without the fitted profile."""
 
 
@@ -148,7 +148,7 @@ class HostEfficiency:
     Fitted: ``scalewall fit`` over the shipped runs files (``calibrate/data/defaults.toml``):
     informed by the runs without CUDA graphs whose layers are short: the frontier file's MoE runs
     (many local experts, one sequence per micro-batch), the small-micro-batch runs of Korthikanti
-    et al. and a few vTrain runs (10 us more moves those by up to 13-18%); 5.2e-5 +- 1.0e-6 s
+    et al. and a few vTrain runs (10 us more moves those by up to 13-18%); 5.1e-5 +- 1.0e-6 s
     there, the default 5e-5 s."""
     host_ops_attention_fwd: float = 24.0
     """Operations the host issues for one attention block forward: norm, the QKV projection and its
