@@ -5,11 +5,13 @@ such blocks afresh (the mmap threshold starts at 128 KiB) and gives the top of t
 the system once more than twice the largest freed block lies free there, so every pass over the
 batch faults its working set in again: on a 10^5-plan batch more than half of the CPU time went
 to page faults. Raising both thresholds (``mallopt(3)``) lets the heap keep and reuse those pages.
-Only the C library's allocator parameters change; no computed value does.
+Only the C library's allocator parameters change; no computed value does. A process embedding
+scalewall that manages its own allocator sets ``SCALEWALL_RETAIN_HEAP=0`` to leave them alone.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 MMAP_THRESHOLD_BYTES = 32 * 2**20
@@ -34,7 +36,7 @@ def retain_freed_memory() -> bool:
     if _done:
         return _done[0]
     ok = False
-    if sys.platform.startswith("linux"):
+    if os.environ.get("SCALEWALL_RETAIN_HEAP", "1") != "0" and sys.platform.startswith("linux"):
         import ctypes
 
         try:
