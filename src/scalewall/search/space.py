@@ -241,8 +241,12 @@ def _batch_error(global_batch: int, num_gpus: int, dps: list[int]) -> SpecError:
     )
 
 
+CATEGORICAL_COLUMNS = ("recompute", "zero", "sequence_parallel", "precision", "cp_mode")
+"""The columns of a categorical row (as codes)."""
+
+
 def _categorical(space: SearchSpace) -> NDArray[np.float64]:
-    """Columns: recompute, zero, sequence_parallel, precision, cp_mode (as codes)."""
+    """Every categorical row (``CATEGORICAL_COLUMNS``)."""
     combos = itertools.product(
         [RECOMPUTE_MODES.index(r) for r in space.recompute],
         list(space.zero),
@@ -284,22 +288,23 @@ def enumerate_plans(
     if valid is not None:
         plan_of, option = np.nonzero(valid[rows])
         rows, cat_rows = rows[plan_of], cat_rows[plan_of]
-        ep, etp = ep_options[rows, option], etp_options[rows, option]
+        flat = rows * valid.shape[1] + option
+        ep, etp = np.take(ep_options, flat), np.take(etp_options, flat)
     else:
         ep, etp = np.ones(len(rows)), np.ones(len(rows))
-    s = {name: shape[rows, i] for i, name in enumerate(STRUCTURE_COLUMNS)}
+    # One contiguous source column per plan column, each gathered once.
+    s = {n: np.take(c, rows) for n, c in zip(STRUCTURE_COLUMNS, shape.T.copy(), strict=True)}
+    c = dict(zip(CATEGORICAL_COLUMNS, (np.take(v, cat_rows) for v in cats.T.copy()), strict=True))
+    c["sequence_parallel"] = np.where(s["tp"] == 1, 0.0, c["sequence_parallel"])
+    c["cp_mode"] = np.where(s["cp"] == 1, 0.0, c["cp_mode"])
     n = len(rows)
     return PlanBatch(
         **s,
+        **c,
         ep=ep,
         etp=etp,
         global_batch=np.full(n, float(global_batch)),
         seq_len=np.full(n, float(seq_len)),
-        recompute=cats[cat_rows, 0],
-        zero=cats[cat_rows, 1],
-        sequence_parallel=np.where(s["tp"] == 1, 0.0, cats[cat_rows, 2]),
-        precision=cats[cat_rows, 3],
-        cp_mode=np.where(s["cp"] == 1, 0.0, cats[cat_rows, 4]),
     )
 
 
