@@ -3,6 +3,7 @@ scipy or plotly, and what it lists for each command is the start of that command
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 import typer
 
+import scalewall
 from scalewall.cli import app as app_module
 from scalewall.cli.app import SUBCOMMANDS, load_command
 
@@ -73,3 +75,23 @@ def test_estimate_imports_no_pydantic_and_reads_few_catalog_files() -> None:
     # The model, accelerator, fabric, link and stack by id, plus the systems scanned for the
     # accelerator's default system; far below the whole catalog.
     assert read <= 5 + len(catalog.systems()), out.stdout[-300:]
+
+
+def test_search_json_imports_no_rich_and_prints_the_same_document() -> None:
+    """A ``--json`` run draws nothing, so it loads neither rich nor the table helpers; its
+    document is the API's."""
+    args = ["search", "-m", "megatron-1.7b", "--gpu", "h100-sxm-80gb", "--gpus", "8", "--json"]
+    code = (
+        "import sys\nfrom scalewall.cli.app import main\n"
+        f"sys.argv = ['scalewall', *{args!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('LOADED', sorted(m for m in sys.modules if m == 'rich' or m.startswith('rich.') "
+        "or m == 'scalewall.cli.output'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    doc, _, loaded = out.stdout.rpartition("LOADED")
+    assert loaded.strip() == "[]", loaded
+    found = json.loads(doc)
+    api = scalewall.search("megatron-1.7b", gpu="h100-sxm-80gb", gpus=8).to_dict()
+    found.pop("elapsed_s"), api.pop("elapsed_s")
+    assert found == json.loads(json.dumps(api))

@@ -1,51 +1,40 @@
-"""Shared output helpers for subcommands: JSON to stdout, rich tables for people."""
+"""Shared output helpers for subcommands: rich tables and progress bars for people; JSON to
+stdout (``plain``, re-exported here)."""
 
 from __future__ import annotations
 
 import io
-import json
-import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 from rich import box
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
+from scalewall.cli.plain import JSON_VERSION, NullProgress, plain, print_json
+
 if TYPE_CHECKING:
     from rich.progress import Progress
 
+__all__ = [
+    "JSON_VERSION",
+    "Column",
+    "NullProgress",
+    "column",
+    "console",
+    "err_console",
+    "fitting_columns",
+    "plain",
+    "print_json",
+    "print_table",
+    "progress",
+]
+
 console = Console()
 err_console = Console(stderr=True)
-
-
-def plain(value: Any) -> Any:
-    """``value`` as JSON-ready Python: numpy scalars as numbers, NaN and inf as None."""
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return plain(value.item())
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def print_json(data: Any, kind: str | None = None) -> None:
-    """Print one JSON document (NaN and inf become null) to stdout; with ``kind``, an object
-    that starts with ``"format": "scalewall-<kind>/1"``."""
-    if kind is not None:
-        data = {"format": f"scalewall-{kind}/{JSON_VERSION}", **data}
-    print(json.dumps(plain(data), indent=2, sort_keys=False))
-
-
-JSON_VERSION = 1
-"""Version of every ``--json`` layout: it changes when a key is renamed or removed."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,14 +123,11 @@ def print_table(
         )
 
 
-def progress(*columns: Any, disabled: bool = False) -> Progress:
+def progress(*columns: Any, disabled: bool = False) -> Progress | NullProgress:
     """A transient progress bar on stderr, shown only when stderr is a terminal (never in
-    ``--json`` runs, which pass ``disabled``)."""
+    ``--json`` runs, which pass ``disabled``); otherwise a ``NullProgress``."""
+    if disabled or not err_console.is_terminal:
+        return NullProgress()
     from rich.progress import Progress
 
-    return Progress(
-        *columns,
-        console=err_console,
-        transient=True,
-        disable=disabled or not err_console.is_terminal,
-    )
+    return Progress(*columns, console=err_console, transient=True)

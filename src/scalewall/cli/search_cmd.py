@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
 from scalewall.cli.common import (
     CalibrationOpt,
@@ -24,7 +23,7 @@ from scalewall.cli.common import (
     load_model,
     load_stack,
 )
-from scalewall.cli.output import column, console, print_json, print_table, progress
+from scalewall.cli.plain import NullProgress, print_json
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.plan.defaults import DEFAULT_MODEL
 from scalewall.plan.format import format_plan
@@ -38,6 +37,9 @@ from scalewall.search import (
 from scalewall.stack import DEFAULT_STACK
 from scalewall.units import GIB
 
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
 
 def _words(text: str, field: str) -> tuple[str, ...]:
     values = tuple(w.strip() for w in text.split(",") if w.strip())
@@ -47,6 +49,8 @@ def _words(text: str, field: str) -> tuple[str, ...]:
 
 
 def print_search(result: SearchResult, *, wide: bool = False) -> None:
+    from scalewall.cli.output import column, console, print_table
+
     c = result.counts
     console.print(
         f"[bold]{result.model}[/bold] on {result.cluster}: global batch {result.global_batch} x "
@@ -90,6 +94,17 @@ def print_search(result: SearchResult, *, wide: bool = False) -> None:
                 f"    x{len(r.equivalents) + 1} equivalent: the same numbers with other "
                 f"{', '.join(knobs)} (--json lists them)"
             )
+
+
+def _progress(as_json: bool) -> Progress | NullProgress:
+    """The plans bar; a ``--json`` run imports neither rich nor the table helpers."""
+    if as_json:
+        return NullProgress()
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
+
+    from scalewall.cli.output import progress
+
+    return progress(TextColumn("plans"), BarColumn(), MofNCompleteColumn())
 
 
 def search_command(
@@ -136,7 +151,7 @@ def search_command(
         max_cp=max_cp,
         max_micro_batch=max_micro_batch,
     )
-    with progress(TextColumn("plans"), BarColumn(), MofNCompleteColumn(), disabled=as_json) as bar:
+    with _progress(as_json) as bar:
         task = bar.add_task("plans", total=None)
         result = search(
             spec,

@@ -331,8 +331,7 @@ def search(
     plans = enumerate_plans(
         spec, resolved.num_gpus, resolved.system.scale_up_domain_gpus, gb, seq, space
     )
-    micro_batches = plans.global_batch / (plans.dp * plans.micro_batch)
-    _, mem_total = memory_model(spec, plans, eff, stk, micro_batches)
+    mem_total = _memory_totals(spec, plans, eff, stk)
     hbm = resolved.accelerator.hbm_capacity_bytes
     fit_rows = np.flatnonzero(mem_total <= hbm)
     counts = SearchCounts(
@@ -356,18 +355,19 @@ def search(
             f"the sequence"
         )
         return SearchResult(**common, top=(), elapsed_s=time.perf_counter() - start, reason=reason)
-    feasible = plans.take(fit_rows)
+    # Feasible plans are taken a chunk at a time (row i of the feasible order is plan
+    # fit_rows[i]), never copied whole.
     ctx = ObjectiveContext(model=spec, cluster=resolved, token_budget=token_budget)
-    scores = np.empty(len(feasible))
-    for lo in range(0, len(feasible), CHUNK_ROWS):
-        rows = np.arange(lo, min(lo + CHUNK_ROWS, len(feasible)))
-        part = feasible.take(rows)
+    scores = np.empty(len(fit_rows))
+    for lo in range(0, len(fit_rows), CHUNK_ROWS):
+        rows = np.arange(lo, min(lo + CHUNK_ROWS, len(fit_rows)))
+        part = plans.take(fit_rows[rows])
         out = step_model(spec, resolved, part, eff, stk)
         scores[rows] = np.where(out.fits, obj.score(ctx, part, out), -np.inf)
         if on_progress is not None:
-            on_progress(int(rows[-1]) + 1, len(feasible))
+            on_progress(int(rows[-1]) + 1, len(fit_rows))
     top = _ranked_groups(
-        spec, resolved, feasible, scores, mem_total[fit_rows], top_k, obj, eff, stk
+        spec, resolved, plans, fit_rows, scores, mem_total[fit_rows], top_k, obj, eff, stk
     )
     return SearchResult(
         **common,
@@ -375,6 +375,23 @@ def search(
         elapsed_s=time.perf_counter() - start,
         scores=np.sort(scores)[::-1],
     )
+
+
+def _slice(plans: PlanBatch, lo: int, hi: int) -> PlanBatch:
+    """Rows ``lo:hi`` of ``plans`` as views (no copy)."""
+    return PlanBatch(**{f.name: getattr(plans, f.name)[lo:hi] for f in dataclasses.fields(plans)})
+
+
+def _memory_totals(model: ModelSpec, plans: PlanBatch, eff: Efficiency, stack: Stack) -> FloatArray:
+    """Bytes per GPU of every plan, ``CHUNK_ROWS`` plans per memory-model call: the same
+    values as one call, with temporaries a chunk long (a few MB that the allocator reuses)
+    instead of the whole batch long (a million-plan MoE space: GBs, each page faulted in)."""
+    out = np.empty(len(plans))
+    for lo in range(0, len(plans), CHUNK_ROWS):
+        part = _slice(plans, lo, min(lo + CHUNK_ROWS, len(plans)))
+        micro_batches = part.global_batch / (part.dp * part.micro_batch)
+        out[lo : lo + len(part)] = memory_model(model, part, eff, stack, micro_batches)[1]
+    return out
 
 
 def _top_rows(scores: FloatArray, memory_bytes: FloatArray, top_k: int) -> NDArray[np.intp]:
@@ -432,7 +449,8 @@ def _closed(scores: FloatArray, groups: list[list[int]]) -> bool:
 def _ranked_groups(
     model: ModelSpec,
     cluster: Cluster,
-    feasible: PlanBatch,
+    plans: PlanBatch,
+    fit_rows: NDArray[np.intp],
     scores: FloatArray,
     memory_bytes: FloatArray,
     top_k: int,
@@ -440,11 +458,13 @@ def _ranked_groups(
     eff: Efficiency,
     stack: Stack,
 ) -> tuple[RankedPlan, ...]:
-    """The ``top_k`` best distinct results, each with the plans equivalent to it."""
+    """The ``top_k`` best distinct results, each with the plans equivalent to it. The
+    feasible plans are rows ``fit_rows`` of ``plans``; ``scores`` and ``memory_bytes`` are in
+    that order."""
     pool = EQUIVALENT_POOL * top_k
     while True:
         rows = _top_rows(scores, memory_bytes, pool)
-        batch = feasible.take(rows)
+        batch = plans.take(fit_rows[rows])
         out = step_model(model, cluster, batch, eff, stack)
         groups = _groups(out, scores[rows], top_k)
         if len(rows) == len(scores) or (len(groups) >= top_k and _closed(scores[rows], groups)):

@@ -96,19 +96,18 @@ class SearchSpace:
             raise SpecError("max_stage_trim", self.max_stage_trim, "must be >= 0")
 
 
-@dataclass(frozen=True, kw_only=True)
-class Structure:
-    """One structural row: the shape of the plan before the categorical choices."""
-
-    tp: int
-    cp: int
-    pp: int
-    dp: int
-    micro_batch: int
-    vpp: int
-    layers_first: int
-    layers_middle: int
-    layers_last: int
+STRUCTURE_COLUMNS = (
+    "tp",
+    "cp",
+    "pp",
+    "dp",
+    "micro_batch",
+    "vpp",
+    "layers_first",
+    "layers_middle",
+    "layers_last",
+)
+"""The columns of a structural row: the shape of a plan before the categorical choices."""
 
 
 def divisors(n: int) -> list[int]:
@@ -194,8 +193,9 @@ def structures(
     global_batch: int,
     seq_len: int,
     space: SearchSpace,
-) -> list[Structure]:
-    """Every structural row; raises SpecError when the GPU count or the batch admits none."""
+) -> NDArray[np.float64]:
+    """Every structural row (one per row, ``STRUCTURE_COLUMNS``); raises SpecError when the
+    GPU count or the batch admits none."""
     shapes = parallel_shapes(model, num_gpus, scale_up_gpus, seq_len, space)
     if not shapes:
         raise SpecError(
@@ -205,7 +205,7 @@ def structures(
             f"({model.heads} heads, {model.layers} layers, TP <= {scale_up_gpus} per scale-up "
             f"domain); use a multiple of a TP width that divides the heads",
         )
-    rows: list[Structure] = []
+    rows: list[tuple[int, ...]] = []
     for tp, cp, pp, dp in shapes:
         if global_batch % dp:
             continue
@@ -217,22 +217,10 @@ def structures(
             for first, middle, last in splits:
                 full = middle or first
                 for vpp in _vpp_candidates(full, pp, per_replica // mb, space.max_vpp):
-                    rows.append(
-                        Structure(
-                            tp=tp,
-                            cp=cp,
-                            pp=pp,
-                            dp=dp,
-                            micro_batch=mb,
-                            vpp=vpp,
-                            layers_first=first,
-                            layers_middle=middle,
-                            layers_last=last,
-                        )
-                    )
+                    rows.append((tp, cp, pp, dp, mb, vpp, first, middle, last))
     if not rows:
         raise _batch_error(global_batch, num_gpus, sorted({dp for *_, dp in shapes}))
-    return rows
+    return np.asarray(rows, dtype=np.float64)
 
 
 def _batch_error(global_batch: int, num_gpus: int, dps: list[int]) -> SpecError:
@@ -253,8 +241,12 @@ def _batch_error(global_batch: int, num_gpus: int, dps: list[int]) -> SpecError:
     )
 
 
+CATEGORICAL_COLUMNS = ("recompute", "zero", "sequence_parallel", "precision", "cp_mode")
+"""The columns of a categorical row (as codes)."""
+
+
 def _categorical(space: SearchSpace) -> NDArray[np.float64]:
-    """Columns: recompute, zero, sequence_parallel, precision, cp_mode (as codes)."""
+    """Every categorical row (``CATEGORICAL_COLUMNS``)."""
     combos = itertools.product(
         [RECOMPUTE_MODES.index(r) for r in space.recompute],
         list(space.zero),
@@ -273,31 +265,16 @@ def enumerate_plans(
     seq_len: int,
     space: SearchSpace | None = None,
 ) -> PlanBatch:
-    """Every valid plan as one PlanBatch (see the module docstring for the rules)."""
+    """Every valid plan as one PlanBatch (see the module docstring for the rules): structural
+    rows by categorical rows by expert options, in that (row-major) order.
+
+    Validity is decided on the small (structure x categorical) grid and the expert options per
+    structure; each plan column is then gathered once from the index of its row in each."""
     space = space or SearchSpace()
-    rows = structures(model, num_gpus, scale_up_gpus, global_batch, seq_len, space)
-    shape = np.asarray(
-        [
-            (
-                r.tp,
-                r.cp,
-                r.pp,
-                r.dp,
-                r.micro_batch,
-                r.vpp,
-                r.layers_first,
-                r.layers_middle,
-                r.layers_last,
-            )
-            for r in rows
-        ],
-        dtype=np.float64,
-    )
+    shape = structures(model, num_gpus, scale_up_gpus, global_batch, seq_len, space)
     cats = _categorical(space)
-    s = np.repeat(shape, len(cats), axis=0)
-    c = np.tile(cats, (len(shape), 1))
-    tp, cp, dp = s[:, 0], s[:, 1], s[:, 3]
-    zero, sp, cp_mode = c[:, 1], c[:, 2], c[:, 4]
+    tp, cp, dp = shape[:, 0:1], shape[:, 1:2], shape[:, 3:4]
+    zero, sp, cp_mode = cats[:, 1], cats[:, 2], cats[:, 4]
     # SP means nothing without TP, a CP mode nothing without CP, a ZeRO stage nothing without a
     # data-parallel group (dp x cp = 1): keep one copy of such rows (the first listed value,
     # stored as off / ring / the first stage). All-to-all CP (Ulysses) exchanges heads, so
@@ -306,57 +283,53 @@ def enumerate_plans(
     keep &= ~((cp == 1) & (cp_mode != cats[0, 4]))
     keep &= ~((dp * cp == 1) & (zero != cats[0, 1]))
     keep &= ~((cp_mode > 0) & (np.mod(model.heads, tp * cp) != 0))
-    c[:, 2] = np.where(tp == 1, 0.0, sp)
-    c[:, 4] = np.where(cp == 1, 0.0, cp_mode)
-    s, c = s[keep], c[keep]
-    ep, etp, per_row = _expert_columns(model, s, space)
-    s, c = np.repeat(s, per_row, axis=0), np.repeat(c, per_row, axis=0)
-    n = len(s)
+    rows, cat_rows = np.nonzero(keep)
+    ep_options, etp_options, valid = _expert_options(model, shape, space)
+    if valid is not None:
+        plan_of, option = np.nonzero(valid[rows])
+        rows, cat_rows = rows[plan_of], cat_rows[plan_of]
+        flat = rows * valid.shape[1] + option
+        ep, etp = np.take(ep_options, flat), np.take(etp_options, flat)
+    else:
+        ep, etp = np.ones(len(rows)), np.ones(len(rows))
+    # One contiguous source column per plan column, each gathered once.
+    s = {n: np.take(c, rows) for n, c in zip(STRUCTURE_COLUMNS, shape.T.copy(), strict=True)}
+    c = dict(zip(CATEGORICAL_COLUMNS, (np.take(v, cat_rows) for v in cats.T.copy()), strict=True))
+    c["sequence_parallel"] = np.where(s["tp"] == 1, 0.0, c["sequence_parallel"])
+    c["cp_mode"] = np.where(s["cp"] == 1, 0.0, c["cp_mode"])
+    n = len(rows)
     return PlanBatch(
-        tp=s[:, 0].copy(),
-        cp=s[:, 1].copy(),
-        pp=s[:, 2].copy(),
-        dp=s[:, 3].copy(),
+        **s,
+        **c,
         ep=ep,
         etp=etp,
-        micro_batch=s[:, 4].copy(),
-        vpp=s[:, 5].copy(),
-        layers_first=s[:, 6].copy(),
-        layers_middle=s[:, 7].copy(),
-        layers_last=s[:, 8].copy(),
         global_batch=np.full(n, float(global_batch)),
         seq_len=np.full(n, float(seq_len)),
-        recompute=c[:, 0].copy(),
-        zero=c[:, 1].copy(),
-        sequence_parallel=c[:, 2].copy(),
-        precision=c[:, 3].copy(),
-        cp_mode=c[:, 4].copy(),
     )
 
 
-def _expert_columns(
-    model: ModelSpec, s: NDArray[np.float64], space: SearchSpace
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
-    """EP and expert-TP widths for every valid (row, option) pair in row-major order, and the
-    number of options per row: ep divides the routed experts, ep x etp divides tp x cp x dp,
-    etp divides the expert FFN width."""
-    n = len(s)
+def _expert_options(
+    model: ModelSpec, shape: NDArray[np.float64], space: SearchSpace
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_] | None]:
+    """EP and expert-TP widths per structural row and option, and which are valid (None for
+    a dense model: one option, ep = etp = 1): ep divides the routed experts, ep x etp divides
+    tp x cp x dp, etp divides the expert FFN width."""
+    n = len(shape)
     if not model.is_moe or n == 0:
-        return np.ones(n), np.ones(n), np.ones(n, dtype=np.intp)
+        return np.ones((n, 1)), np.ones((n, 1)), None
     eps = [e for e in divisors(model.routed_experts) if e <= space.max_ep]
     eps = [e for e in eps if not space.ep_values or e in space.ep_values] or [1]
-    tp, ranks = s[:, 0], s[:, 0] * s[:, 1] * s[:, 3]
+    tp, ranks = shape[:, 0], shape[:, 0] * shape[:, 1] * shape[:, 3]
     ep_out: list[NDArray[np.float64]] = []
     etp_out: list[NDArray[np.float64]] = []
+    ok_out: list[NDArray[np.bool_]] = []
     options = [(float(e), choice) for e in eps for choice in space.expert_tp]
     for e, choice in options:
         etp = tp if choice == "tp" else np.ones(n)
         ok = (np.mod(ranks, e * etp) == 0) & (np.mod(model.expert_ffn_hidden, etp) == 0)
-        if choice == "tp":
-            ok &= tp > 1 if "1" in space.expert_tp else np.ones(n, dtype=bool)
-        ep_out.append(np.where(ok, e, np.nan))
+        if choice == "tp" and "1" in space.expert_tp:
+            ok &= tp > 1
+        ep_out.append(np.full(n, e))
         etp_out.append(etp)
-    ep_mat, etp_mat = np.stack(ep_out, axis=1), np.stack(etp_out, axis=1)
-    valid = ~np.isnan(ep_mat)
-    per_row: NDArray[np.intp] = valid.sum(axis=1).astype(np.intp)
-    return ep_mat[valid], etp_mat[valid], per_row
+        ok_out.append(ok)
+    return np.stack(ep_out, axis=1), np.stack(etp_out, axis=1), np.stack(ok_out, axis=1)

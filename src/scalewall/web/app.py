@@ -1,7 +1,8 @@
 """The FastAPI app of ``scalewall serve``: the REST API, the background jobs and the UI.
 
 Every compute endpoint runs its command (``scalewall estimate`` ... ``--json``) in a worker
-process and answers with that command's JSON document, so the API and the CLI cannot drift;
+process and answers with that command's JSON document, so the API and the CLI cannot drift
+(the API adds one thing: beside every plan its ``plan_text``, ``web.documents``);
 a user error is a 4xx whose ``error`` is the line the CLI prints.
 """
 
@@ -27,6 +28,7 @@ from scalewall import __version__
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.web import requests as rq
 from scalewall.web import store as jobstore
+from scalewall.web.documents import api_schema, with_plan_texts
 from scalewall.web.limits import Limits
 from scalewall.web.runner import OK, TIMED_OUT, USER_ERROR, Runner
 
@@ -40,18 +42,13 @@ SSE_POLL_S = 0.5
 """How often an event stream looks for a change in its job."""
 
 
-def _schema(kind: str) -> dict[str, Any]:
-    from scalewall.schemas import schema
-
-    return schema(kind)
-
-
 def _doc(kind: str) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI responses: 200 is the ``scalewall-<kind>/1`` document (its shipped schema)."""
+    """OpenAPI responses: 200 is the ``scalewall-<kind>/1`` document (its shipped schema, with
+    ``plan_text`` beside every plan: ``documents.api_schema``)."""
     return {
         200: {
-            "description": f"The `scalewall {kind} --json` document",
-            "content": {"application/json": {"schema": _schema(kind)}},
+            "description": f"The `scalewall {kind} --json` document, each plan with its text",
+            "content": {"application/json": {"schema": api_schema(kind)}},
         },
         **ERROR_RESPONSES,
     }
@@ -160,7 +157,7 @@ class Planner:
 
     def outcome(self, status: str, payload: Any) -> JSONResponse:
         if status == OK:
-            return JSONResponse(payload)
+            return JSONResponse(with_plan_texts(payload))
         if status in (USER_ERROR, TIMED_OUT):
             return _error(422, str(payload))
         return _error(500, str(payload))
@@ -459,8 +456,9 @@ def _info_routes(app: FastAPI, planner: Planner) -> None:
 
     @app.get("/api/schemas/{kind}", tags=["info"])
     async def schema(kind: str) -> JSONResponse:
-        """The JSON Schema of a document kind (`scalewall schema KIND`)."""
-        return JSONResponse(_schema(kind))
+        """The JSON Schema of a document kind as the API answers it (`scalewall schema KIND`,
+        with each plan's `plan_text`)."""
+        return JSONResponse(api_schema(kind))
 
     @app.post("/api/uploads", tags=["catalog"])
     async def upload(body: rq.UploadRequest) -> JSONResponse:

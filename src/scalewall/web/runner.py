@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scalewall.web import store as jobstore
+from scalewall.web.documents import with_plan_texts
 from scalewall.web.limits import Limits
 from scalewall.web.worker import INTERNAL_ERROR, OK, PRELOAD, USER_ERROR, child_main
 
@@ -137,6 +138,7 @@ class Runner:
             status, payload = self.run(command, argv, self.limits.job_time_s, poll)
             if status == OK:
                 poll()  # the counts the job last wrote
+                payload = with_plan_texts(payload)
                 html = None
                 if finish is not None:
                     payload, html = finish(payload)

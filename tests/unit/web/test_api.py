@@ -12,7 +12,8 @@ import pytest
 from tests.unit.web.conftest import SRC, Server, httpx, wait_job
 
 import scalewall
-from scalewall.schemas import schema
+from scalewall.plan import format_plan
+from scalewall.web.documents import api_schema, without_plan_texts
 
 SMALL = {"model": "megatron-1.7b", "gpu": "h100-sxm-80gb", "gpus": 16}
 
@@ -49,24 +50,26 @@ def test_estimate_is_the_cli_json(server: Server) -> None:
         env={"PYTHONPATH": str(SRC)},
         check=True,
     )
-    assert answer.json() == json.loads(cli.stdout)
-    jsonschema.validate(answer.json(), schema("estimate"))
+    doc = answer.json()
+    # the CLI's document, with the plan written by the one plan formatter beside the plan
+    assert doc["plan_text"] == format_plan(doc["plan"])
+    assert without_plan_texts(doc) == json.loads(cli.stdout)
+    jsonschema.validate(doc, api_schema("estimate"))
     # and the Python API's document for the same plan (JSON turns tuples into lists)
-    api = scalewall.estimate(
-        "megatron-1.7b", gpu="h100-sxm-80gb", gpus=16, plan=answer.json()["plan"]
-    )
-    assert answer.json() == json.loads(json.dumps(api.to_dict()))
+    api = scalewall.estimate("megatron-1.7b", gpu="h100-sxm-80gb", gpus=16, plan=doc["plan"])
+    assert without_plan_texts(doc) == json.loads(json.dumps(api.to_dict()))
 
 
 def test_search_and_catalog_follow_their_schemas(server: Server) -> None:
     found = _post(server, "/api/search", {**SMALL, "top": 2}).json()
-    jsonschema.validate(found, schema("search"))
+    jsonschema.validate(found, api_schema("search"))
+    assert [r["plan_text"] for r in found["top"]] == [format_plan(r["plan"]) for r in found["top"]]
     assert (
         len(found["top"]) == 2
         and found["top"][0]["tokens_per_s"] >= found["top"][1]["tokens_per_s"]
     )
     listing = httpx.get(f"{server.url}/api/catalog").json()
-    jsonschema.validate(listing, schema("catalog"))
+    jsonschema.validate(listing, api_schema("catalog"))
     assert "megatron-1.7b" in listing["models"]
     spec = httpx.get(f"{server.url}/openapi.json").json()
     assert {"/api/estimate", "/api/wall", "/api/jobs/{job_id}/events"} <= set(spec["paths"])
@@ -134,7 +137,8 @@ def test_wall_job_reports_progress_and_events(server: Server) -> None:
         states = [json.loads(line[6:]) for line in events.iter_lines() if line.startswith("data: ")]
     assert states[-1]["state"] == "done" and states[-1]["progress_frac"] == 1.0
     result = httpx.get(f"{server.url}/api/jobs/{job_id}/result").json()
-    jsonschema.validate(result, schema("wall"))
+    jsonschema.validate(result, api_schema("wall"))
+    assert all(r["plan_text"] == format_plan(r["plan"]) for r in result["rows"])
     assert [r["gpus"] for r in result["rows"]] == [8, 16]
     assert result["results_path"] == "rows.jsonl" and server_paths(result) == []
     too_many = _post(server, "/api/wall", {"sizes": list(range(1, 40))})
@@ -183,7 +187,7 @@ def test_explore_and_report_jobs_and_the_job_cap(server: Server) -> None:
     assert status["state"] == "done", status["message"]
     assert status["counts"] == {"done": 2, "running": 0, "failed": 0}
     found = httpx.get(f"{server.url}/api/jobs/{status['id']}/result").json()
-    jsonschema.validate(found, schema("explore"))
+    jsonschema.validate(found, api_schema("explore"))
     assert (found["out"], found["points"], found["written"]) == ("dataset", 2, 2)
     assert found["frontier"] and {r["gpus"] for r in found["frontier"]} <= {8, 16}
     assert server_paths(found) == []
@@ -191,7 +195,7 @@ def test_explore_and_report_jobs_and_the_job_cap(server: Server) -> None:
     status = wait_job(server.url, report.json()["id"])
     assert status["state"] == "done", status["message"]
     page = httpx.get(f"{server.url}/api/jobs/{status['id']}/result").json()
-    jsonschema.validate(page, schema("report"))
+    jsonschema.validate(page, api_schema("report"))
     assert page["html"] == f"/api/jobs/{status['id']}/html" and server_paths(page) == []
     html = httpx.get(f"{server.url}{page['html']}")
     assert html.status_code == 200 and "megatron-1.7b" in html.text
@@ -202,7 +206,7 @@ def test_finished_job_survives_a_restart(server: Server) -> None:
     job_id = _post(server, "/api/simulate", body).json()["id"]
     assert wait_job(server.url, job_id)["state"] == "done"
     before = httpx.get(f"{server.url}/api/jobs/{job_id}/result").json()
-    jsonschema.validate(before, schema("simulate"))
+    jsonschema.validate(before, api_schema("simulate"))
     server.restart()
     assert httpx.get(f"{server.url}/api/jobs/{job_id}").json()["state"] == "done"
     assert httpx.get(f"{server.url}/api/jobs/{job_id}/result").json() == before

@@ -83,7 +83,9 @@ def test_walk_estimate_search_wall_compare_explore(
     breakdown = _drawn(tab, "plot-breakdown")
     assert breakdown["points"] >= 3 and breakdown["marks"] >= 3
     assert _drawn(tab, "plot-memory")["points"] >= 2
+    # the plan as plan.format_plan writes it (the API's plan_text): etp and cp are in it
     assert "tp=2" in tab.inner_text("#estimate-summary")
+    assert "etp=1" in tab.inner_text("#estimate-summary")
     _shot(tab, "estimate")
 
     tab.click("button[data-tab='search']")
@@ -91,6 +93,7 @@ def test_walk_estimate_search_wall_compare_explore(
     tab.click("#run-search")
     assert _drawn(tab, "plot-search")["points"] == 3
     assert tab.locator("#search-table tr").count() == 4
+    assert tab.inner_text("#search-table").count("etp=") == 3
     _shot(tab, "search")
 
     tab.click("button[data-tab='wall']")

@@ -8,7 +8,8 @@ let lang = "en";
 let tab = "estimate";
 let lastEstimate = null;
 
-// One formatter per quantity shown.
+// One formatter per quantity shown. Plans are not formatted here: every plan in an API document
+// comes with its plan_text, written by the formatter the CLI and the report use.
 const fmt = {
   seconds: (s) => (s >= 100 ? s.toFixed(0) : s.toFixed(3)) + " s",
   count: (n) => Math.round(n).toLocaleString("en-US"),
@@ -16,7 +17,6 @@ const fmt = {
   gib: (b) => (b / GIB).toFixed(1) + " GiB",
   days: (s) => (s / DAY_S).toFixed(1),
   usd: (u) => (u === null || u === undefined ? "-" : "$" + (Math.abs(u) >= 1e6 ? (u / 1e6).toFixed(2) + "M" : u.toFixed(2))),
-  plan: (p) => `tp=${p.tp} pp=${p.pp} vpp=${p.vpp} cp=${p.cp} ep=${p.ep} dp=${p.dp} mb=${p.micro_batch} ${p.recompute} zero=${p.zero} ${p.precision}`,
 };
 const t = (key, fields) => {
   let text = (STRINGS[lang] || {})[key] || key;
@@ -95,7 +95,7 @@ async function runEstimate() {
   lastEstimate = d;
   const interval = d.step_time_interval_s ? `${fmt.seconds(d.step_time_interval_s[0])} - ${fmt.seconds(d.step_time_interval_s[1])}` : "";
   rows("estimate-summary", null, [
-    [t("plan"), fmt.plan(d.plan)],
+    [t("plan"), d.plan_text],
     [t("step_time"), fmt.seconds(d.step_time_s)],
     [t("interval"), interval],
     [t("tokens_per_s"), fmt.count(d.tokens_per_s)],
@@ -112,7 +112,7 @@ async function runEstimate() {
 async function runSearch() {
   const d = await api("/api/search", { ...modelFields(), precision: $("search_precision").value, top: num("top") });
   rows("search-table", [t("rank"), t("plan"), t("tokens_per_s"), t("mfu"), t("step_time"), t("memory"), t("limit")],
-    d.top.map((r) => [r.rank, fmt.plan(r.plan), fmt.count(r.tokens_per_s), fmt.frac(r.mfu), fmt.seconds(r.step_time_s), fmt.gib(r.memory_total_bytes), r.limit_line]));
+    d.top.map((r) => [r.rank, r.plan_text, fmt.count(r.tokens_per_s), fmt.frac(r.mfu), fmt.seconds(r.step_time_s), fmt.gib(r.memory_total_bytes), r.limit_line]));
   bar("plot-search", t("top_plans"), d.top.map((r) => "#" + r.rank), d.top.map((r) => r.tokens_per_s), t("tokens_per_s"));
 }
 
@@ -182,7 +182,7 @@ async function runCompare() {
   const best = [a.top[0], b.top[0]];
   const names = [`${t("option_a")}: ${a.model}, ${a.cluster}`, `${t("option_b")}: ${b.model}, ${b.cluster}`];
   rows("compare-table", [t("quantity"), names[0], names[1]], [
-    [t("best_plan"), fmt.plan(best[0].plan), fmt.plan(best[1].plan)],
+    [t("best_plan"), best[0].plan_text, best[1].plan_text],
     [t("tokens_per_s"), fmt.count(best[0].tokens_per_s), fmt.count(best[1].tokens_per_s)],
     [t("per_gpu"), fmt.count(best[0].tokens_per_s / a.gpus), fmt.count(best[1].tokens_per_s / b.gpus)],
     [t("mfu"), fmt.frac(best[0].mfu), fmt.frac(best[1].mfu)],
