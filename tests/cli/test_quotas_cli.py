@@ -44,6 +44,7 @@ def test_quota_file_drives_a_multi_tenant_run(
         (QUOTAS + OTHERS.replace('"tenant-1"', '"tenant-9"'), "'tenant-1'"),
         (QUOTAS.replace("cohort", "cohrt") + OTHERS, "cohrt"),
         ("not toml [", "valid TOML"),
+        (QUOTAS + OTHERS + '[[cohort]]\nname = "ml"\nparent = "org"\n', "parent='org'"),
     ],
 )
 def test_bad_quota_file_is_exit_2_one_line(

@@ -190,7 +190,8 @@ def simulate_command(
         None,
         "--quotas",
         help="TOML of tenant queues ([[queue]] name, cohort, nominal_gpus, borrowing_limit, "
-        "lending_limit, priority) for --queue quota or quota-priority.",
+        "lending_limit, priority) and nested cohorts ([[cohort]] name, parent, nominal_gpus, "
+        "borrowing_limit, lending_limit) for --queue quota or quota-priority.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     out: Path | None = typer.Option(None, "--out", help="Write jobs, timeseries, events here."),
@@ -202,7 +203,7 @@ def simulate_command(
     check_output_path("--plot", plot)
     if out_format not in ("parquet", "csv"):
         raise SpecError("out-format", out_format, "parquet or csv")
-    tenant_queues = tuple(load_quotas(quotas)) if quotas is not None else None
+    tenancy = load_quotas(quotas) if quotas is not None else None
     read = api.load_trace(trace, fmt=fmt, skip_bad_rows=skip_bad_rows, seed=seed)
     if nodes:
         cl = api.synthetic_cluster(
@@ -227,7 +228,8 @@ def simulate_command(
         checkpoint_interval_s=checkpoint_s,
         sample_interval_s=sample_s,
         never_fit=never_fit,
-        tenant_queues=tenant_queues,
+        tenant_queues=tenancy.queues if tenancy is not None else None,
+        cohorts=tenancy.cohorts if tenancy is not None else (),
     )
     horizon = float(read.frame["submit_s"].max()) if len(read.frame) else 0.0
     with progress(disabled=as_json) as bar:

@@ -29,7 +29,14 @@ from scalewall.sched.jobs import JobTable, Request
 from scalewall.sched.pending import PendingOrder
 from scalewall.sched.policies import make_placement, make_queue
 from scalewall.sched.policies.base import fits_when_empty
-from scalewall.sched.tenancy import Tenancy, TenantQueue, build_tenancy, check_unique
+from scalewall.sched.tenancy import (
+    Cohort,
+    Tenancy,
+    TenantQueue,
+    borrowing_fits,
+    build_tenancy,
+    check_unique,
+)
 
 DAY_S = 86_400.0
 
@@ -97,6 +104,9 @@ class SimConfig:
     tenant_queues: tuple[TenantQueue, ...] | None = None
     """Tenant queues with cohorts, borrowing and lending limits and priorities (a quota
     file, ``tenancy.load_quotas``); every tenant of the trace needs one."""
+    cohorts: tuple[Cohort, ...] = ()
+    """Cohorts that nest the queues' cohorts in a tree, with their own limits (a quota file's
+    ``[[cohort]]`` tables); a cohort not listed is a root without limits."""
     check_invariants: bool = False
     """Assert the cluster's books after every event (for tests; slower)."""
     min_run_before_preempt_s: float = 600.0
@@ -241,7 +251,9 @@ class Simulation:
         self._tenant_cpu = np.zeros(num_tenants, dtype=np.int64)
         self._tenant_borrowed = np.zeros(num_tenants, dtype=np.int64)
         self._tenant_mem = np.zeros(num_tenants, dtype=np.int64)
-        self._tenancy = build_tenancy(self._jobs.tenant_names, self._tenant_queues(config))
+        self._tenancy = build_tenancy(
+            self._jobs.tenant_names, self._tenant_queues(config), config.cohorts
+        )
         self._quota = self._tenancy.quota
         self.total_milli = self.cluster.total_gpus * GPU_MILLI
         self.faults: dict[int, list[float]] = {}
@@ -694,10 +706,9 @@ class Simulation:
         assert np.array_equal(borrowed, self._tenant_borrowed)
         ten = self._tenancy
         assert (borrowed <= ten.borrow_limit).all(), "a borrowing limit is exceeded"
-        for cohort, members in enumerate(ten.members):
-            idle = int(ten.cohort_idle_lendable[cohort])
-            lendable = int(ten.lend_limit[members].sum()) + idle
-            assert int(borrowed[members].sum()) <= lendable, "a lending limit is exceeded"
+        # Lenders' own use since admission only lowers what they offer, so the tree must
+        # serve the borrowed GPUs from the lending limits alone (own use taken as nil).
+        assert borrowing_fits(ten, borrowed, borrowed), "a lending limit is exceeded"
         done = int(np.isfinite(self.state.end_s).sum() + self.state.skipped.sum())
         arrived = len(self._jobs) - self.arrivals_left
         assert len(self._pending) + len(self._running) + done == arrived

@@ -9,7 +9,8 @@ preempted to reclaim it, only when their GPUs, on the placement found, let the j
 engine's ``start_by_preempting`` picks the fewest and cheapest). A tenant's non-borrowed usage
 never exceeds its quota. Queues of higher priority go first; within a tenant, jobs go in
 arrival order (``quota``) or by priority, then arrival (``quota-priority``, as Kueue orders a
-ClusterQueue's workloads).
+ClusterQueue's workloads). Cohorts may nest: borrowing is served by the own cohort's unused
+quota first, then by the parent's subtree, and reclaim preempts the nearest borrowers first.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from scalewall.sched.policies.queueing import (
     register_queue,
     tenant_queues,
 )
+from scalewall.sched.tenancy import borrowing_fits
 
 
 @register_queue("quota")
@@ -65,33 +67,35 @@ class QuotaQueue:
         return int(view.tenant_gpu_milli[tenant] - view.tenant_borrowed_gpu_milli[tenant])
 
     def _may_borrow(self, view: SchedulerView, tenant: int, need: int) -> bool:
-        """``need`` more borrowed milli-GPU keep the tenant within its borrowing limit and its
-        cohort's borrowed total within what the cohort's queues lend of their unused quota."""
+        """``need`` more borrowed milli-GPU keep the tenant within its borrowing limit and the
+        cohort tree able to serve every queue's borrowed GPUs, from siblings first, then up
+        (``tenancy.borrowing_fits``; with flat cohorts: the cohort's borrowed total within
+        what its queues lend of their unused quota)."""
         ten = view.tenancy
         borrowed = view.tenant_borrowed_gpu_milli
         if borrowed[tenant] + need > ten.borrow_limit[tenant]:
             return False
-        cohort = int(ten.cohort[tenant])
-        members = ten.members[cohort]
-        unused = ten.quota[members] - (view.tenant_gpu_milli[members] - borrowed[members])
-        lendable = int(ten.lend_limit[members].clip(max=unused).sum())
-        lendable += int(ten.cohort_idle_lendable[cohort])
-        return int(borrowed[members].sum()) + need <= lendable
+        held = view.tenant_gpu_milli.copy()
+        after = borrowed.copy()
+        held[tenant] += need
+        after[tenant] += need
+        return borrowing_fits(ten, held, after)
 
     def _reclaim(self, view: SchedulerView, job: int) -> bool:
-        """Start ``job`` on its cohort's other tenants' borrowed GPUs; False when they would
-        not do."""
+        """Start ``job`` on other tenants' borrowed GPUs, nearest in the cohort tree first
+        (its own cohort's borrowers, then its parent's subtree's, up to the root); False when
+        they would not do."""
         jobs = view.jobs
         tenant = jobs.tenant[job]
-        cohort = view.tenancy.cohort
-        victims = [
-            j
-            for j in view.running
-            if view.borrowed(j)
-            and jobs.tenant[j] != tenant
-            and cohort[jobs.tenant[j]] == cohort[tenant]
-        ]
-        return bool(victims) and view.start_by_preempting(job, victims)
+        ten = view.tenancy
+        borrowers = [j for j in view.running if view.borrowed(j) and jobs.tenant[j] != tenant]
+        tried = 0
+        for level in ten.ancestors[ten.cohort[tenant]]:
+            victims = [j for j in borrowers if level in ten.ancestors[ten.cohort[jobs.tenant[j]]]]
+            if len(victims) > tried and view.start_by_preempting(job, victims):
+                return True
+            tried = len(victims)
+        return False
 
 
 @register_queue("quota-priority")
