@@ -108,6 +108,9 @@ class WorkloadSpec:
     """Share of single-GPU jobs (must exceed 0.5 for the median of 1 GPU both traces report)."""
     num_tenants: int = 8
     """Tenants, drawn with Zipf-like weights 1/(i+1)."""
+    tenants: tuple[tuple[str, float], ...] = ()
+    """(name, weight) of each tenant instead (e.g. a quota table's queues and their nominal
+    GPUs: demand in proportion to quota); tenants of weight 0 get no jobs."""
     cpu_milli_per_gpu: int = 16_000
     """CPU asked per GPU (an assumption: 16 cores per A100, as on 128-core 8-GPU nodes)."""
     cpu_jobs: bool = True
@@ -228,6 +231,17 @@ def _cpu_jobs(
     return run, _draw_outcomes(probs, _stratified_uniforms(run, rng))
 
 
+def _tenant_mix(spec: WorkloadSpec) -> tuple[list[str], np.ndarray]:
+    """Tenant names and the share of jobs each draws."""
+    if not spec.tenants:
+        return [f"tenant-{t}" for t in range(spec.num_tenants)], tenant_weights(spec.num_tenants)
+    names = [name for name, _ in spec.tenants]
+    weights = np.array([w for _, w in spec.tenants], dtype=float)
+    if not (np.isfinite(weights).all() and (weights >= 0).all() and weights.sum() > 0):
+        raise SpecError("tenants", spec.tenants, "weights >= 0, some of them > 0")
+    return names, weights / weights.sum()
+
+
 def synthetic_jobs(spec: WorkloadSpec, seed: int) -> pd.DataFrame:
     """Jobs in the canonical columns plus ``status``; same seed, same jobs."""
     if spec.num_jobs < 1 or spec.span_s <= 0:
@@ -257,8 +271,8 @@ def synthetic_jobs(spec: WorkloadSpec, seed: int) -> pd.DataFrame:
     status = np.concatenate([gpu_status, cpu_status])[mix]
     cpu_milli = np.where(num_gpu > 0, num_gpu * spec.cpu_milli_per_gpu, spec.cpu_job_cpu_milli)
     submit = np.sort(rng.uniform(0.0, spec.span_s, spec.num_jobs))
-    weights = 1.0 / np.arange(1, spec.num_tenants + 1)
-    tenant = rng.choice(spec.num_tenants, size=spec.num_jobs, p=weights / weights.sum())
+    names, weights = _tenant_mix(spec)
+    tenant = rng.choice(len(names), size=spec.num_jobs, p=weights)
     return pd.DataFrame(
         {
             "job_id": [f"job-{i:07d}" for i in range(spec.num_jobs)],
@@ -270,7 +284,7 @@ def synthetic_jobs(spec: WorkloadSpec, seed: int) -> pd.DataFrame:
             "memory_bytes": np.zeros(spec.num_jobs, dtype=np.int64),
             "gpu_models": "",
             "priority": np.zeros(spec.num_jobs, dtype=np.int64),
-            "tenant": [f"tenant-{t}" for t in tenant],
+            "tenant": [names[t] for t in tenant],
             "est_run_s": run,
             "status": status,
         }
