@@ -14,6 +14,25 @@ lent quota by preempting borrowers (``quota`` policies). Queues come from a TOML
     lending_limit = 16       # GPUs of nominal others may use; default: all of it
     priority = 1             # higher: its jobs are considered first; default 0
 
+A queue may split its quota by GPU type (Kueue's ResourceFlavors,
+https://kueue.sigs.k8s.io/docs/concepts/resource_flavor/): one ``[[queue.flavor]]`` table per
+GPU model of the cluster it may use, each with its own nominal quota and limits (the queue's
+``nominal_gpus`` is then their sum, and may be left out). A job runs on one flavor: the first
+in its queue's order that its ``gpu_models`` allow and that admits it within its nominal quota
+or by borrowing; else the first where reclaiming lent quota makes room. A queue uses no flavor
+it does not list; borrowing and lending, and the cohorts' limits, hold per flavor::
+
+    [[queue]]
+    name = "research"
+    [[queue.flavor]]
+    name = "A100"            # a GPU model of the cluster
+    nominal_gpus = 32
+    borrowing_limit = 8      # default: no limit
+    lending_limit = 16       # default: all of it
+    [[queue.flavor]]
+    name = "H100"
+    nominal_gpus = 16
+
 Cohorts may nest (Kueue's cohorts of cohorts, Volcano's hierarchical queues). A ``[[cohort]]``
 table names a cohort's parent and limits what the cohort as a whole takes from, and gives to,
 the rest of its tree; a cohort no table names is a root without limits::
@@ -37,7 +56,7 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +66,34 @@ import numpy.typing as npt
 from scalewall.errors import SpecError
 
 DEFAULT_COHORT = "default"
-QUEUE_FIELDS = ("name", "cohort", "nominal_gpus", "borrowing_limit", "lending_limit", "priority")
+QUEUE_FIELDS = (
+    "name",
+    "cohort",
+    "nominal_gpus",
+    "borrowing_limit",
+    "lending_limit",
+    "priority",
+    "flavor",
+)
+FLAVOR_FIELDS = ("name", "nominal_gpus", "borrowing_limit", "lending_limit")
 COHORT_FIELDS = ("name", "parent", "nominal_gpus", "borrowing_limit", "lending_limit")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FlavorQuota:
+    """A queue's quota of one GPU type (a Kueue ResourceFlavor's quota in a ClusterQueue)."""
+
+    name: str
+    """The GPU model (the cluster's model name, as a job's ``gpu_models`` names it)."""
+    nominal_gpus: float
+    borrowing_limit: float = math.inf
+    lending_limit: float = math.inf
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise SpecError("name", self.name, "a GPU model of the cluster", where="flavor")
+        fields = ("nominal_gpus", "borrowing_limit", "lending_limit")
+        _check_gpus(self, fields, f"flavor {self.name!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,9 +112,19 @@ class TenantQueue:
     """Most GPUs of its nominal quota the cohort's other queues may borrow (inf: all)."""
     priority: int = 0
     """Queues with a higher priority have their pending jobs considered first."""
+    flavors: tuple[FlavorQuota, ...] = ()
+    """Quota per GPU type, in the order a job tries them (empty: one quota for any GPU)."""
 
     def __post_init__(self) -> None:
         where = f"queue {self.name!r}"
+        names = [f.name for f in self.flavors]
+        if len(set(names)) < len(names):
+            raise SpecError("flavor", names, "each GPU model once per queue", where=where)
+        total = sum(f.nominal_gpus for f in self.flavors)
+        if self.flavors and not math.isclose(self.nominal_gpus, total):
+            raise SpecError(
+                "nominal_gpus", self.nominal_gpus, f"the flavors' sum ({total:g})", where=where
+            )
         if not isinstance(self.name, str) or not self.name:
             raise SpecError("name", self.name, "a non-empty tenant name", where="queue")
         if not isinstance(self.cohort, str) or not self.cohort:
@@ -145,6 +200,13 @@ def _table(cls: type, row: dict[str, Any], fields: tuple[str, ...], at: str, wha
     return cls(**row)
 
 
+def _flavor(row: dict[str, Any], at: str) -> FlavorQuota:
+    if "nominal_gpus" not in row:
+        raise SpecError("nominal_gpus", None, "required: the flavor's quota", where=at)
+    flavor: FlavorQuota = _table(FlavorQuota, row, FLAVOR_FIELDS, at, "the GPU model")
+    return flavor
+
+
 def quotas_from_mapping(data: Mapping[str, Any], *, where: str = "quotas") -> Quotas:
     """Queues and cohorts from a parsed quota file (``{"queue": [...], "cohort": [...]}``)."""
     unknown = sorted(set(data) - {"queue", "cohort"})
@@ -158,9 +220,14 @@ def quotas_from_mapping(data: Mapping[str, Any], *, where: str = "quotas") -> Qu
     queues = []
     for i, row in enumerate(rows):
         at = f"{where}: queue[{i}]"
-        if "nominal_gpus" not in row:
+        flavors = tuple(
+            _flavor(f, f"{at}.flavor[{k}]") for k, f in enumerate(_rows(row, "flavor", at))
+        )
+        if "nominal_gpus" not in row and not flavors:
             raise SpecError("nominal_gpus", None, "required: the queue's GPU quota", where=at)
-        queues.append(_table(TenantQueue, row, QUEUE_FIELDS, at, "the tenant the queue serves"))
+        total = {"nominal_gpus": sum(f.nominal_gpus for f in flavors)} if flavors else {}
+        fields = total | {k: v for k, v in row.items() if k != "flavor"} | {"flavors": flavors}
+        queues.append(_table(TenantQueue, fields, (*QUEUE_FIELDS, "flavors"), at, "the tenant"))
     cohorts = tuple(
         _table(Cohort, row, COHORT_FIELDS, f"{where}: cohort[{i}]", "the cohort's name")
         for i, row in enumerate(_rows(data, "cohort", where))
@@ -250,6 +317,12 @@ class Tenancy:
     """Cohorts with every child before its parent (the order demand flows up in)."""
     ancestors: tuple[tuple[int, ...], ...] = ()
     """Per cohort: itself, its parent, ... up to its root."""
+    flavors: tuple[str, ...] = ()
+    """GPU types with quotas of their own (empty: one quota for any GPU)."""
+    by_flavor: tuple[Tenancy, ...] = ()
+    """Per flavor, the same arrays for that GPU type's quotas."""
+    flavor_order: tuple[tuple[int, ...], ...] = ()
+    """Per tenant, the flavors its queue lists, in its order."""
 
     @property
     def nested(self) -> bool:
@@ -268,7 +341,45 @@ def _milli(gpus: float) -> int:
 def build_tenancy(
     tenants: tuple[str, ...], queues: Iterable[TenantQueue], cohorts: Iterable[Cohort] = ()
 ) -> Tenancy:
-    """Arrays for ``tenants``; a trace tenant without a queue is a one-line error."""
+    """Arrays for ``tenants``; a trace tenant without a queue is a one-line error. With
+    flavors, ``by_flavor`` holds one :class:`Tenancy` per GPU type (the queues' quotas and
+    limits of that type, the same cohort tree and limits, cohorts without own quota)."""
+    queues, cohorts = tuple(queues), tuple(cohorts)
+    total = _build_one(tenants, queues, cohorts)
+    flavors = tuple(dict.fromkeys(f.name for q in queues for f in q.flavors))
+    if not flavors:
+        return total
+    bare = [q.name for q in queues if not q.flavors]
+    if bare:
+        raise SpecError("flavor", bare[0], "every queue lists its [[queue.flavor]] when one does")
+    by_flavor = []
+    for name in flavors:
+        split = tuple(_flavor_queue(q, name) for q in queues)
+        by_flavor.append(
+            _build_one(tenants, split, [replace(c, nominal_gpus=0.0) for c in cohorts])
+        )
+    by_name = {q.name: q for q in queues}
+    order = tuple(tuple(flavors.index(f.name) for f in by_name[t].flavors) for t in tenants)
+    return replace(total, flavors=flavors, by_flavor=tuple(by_flavor), flavor_order=order)
+
+
+def _flavor_queue(queue: TenantQueue, flavor: str) -> TenantQueue:
+    """The queue's quota and limits of one flavor; none at all for a flavor it does not list."""
+    for f in queue.flavors:
+        if f.name == flavor:
+            return replace(
+                queue,
+                nominal_gpus=f.nominal_gpus,
+                borrowing_limit=f.borrowing_limit,
+                lending_limit=f.lending_limit,
+                flavors=(),
+            )
+    return replace(queue, nominal_gpus=0.0, borrowing_limit=0.0, lending_limit=0.0, flavors=())
+
+
+def _build_one(
+    tenants: tuple[str, ...], queues: tuple[TenantQueue, ...], cohorts: Iterable[Cohort]
+) -> Tenancy:
     by_name = {q.name: q for q in queues}
     missing = [t for t in tenants if t not in by_name]
     if missing:
