@@ -120,7 +120,7 @@ def test_reclaim_preempts_borrowers_of_the_same_flavor() -> None:
         ["H100"] * 4 + ["A100"] * 2 + ["H100"],
     )
     queues = (_queue("a", 8, 8, h100_bl=8), _queue("b", 8, 8))
-    sim, held, borrowed = _run(jobs, queues)
+    sim, _, borrowed = _run(jobs, queues)
     a = sim.jobs.tenant_names.index("a")
     assert borrowed[:, a, 1].max() == 8
     b_job = 6
