@@ -249,3 +249,12 @@ def test_bad_quota_file_names_the_field(tmp_path: Path, text: str, field: str) -
     with pytest.raises(SpecError) as err:
         load_quotas(path)
     assert err.value.field == field
+
+
+@pytest.mark.parametrize("name", ["quotas.toml", "quotas-tree.toml"])
+def test_example_quota_files_load(name: str) -> None:
+    path = Path(__file__).resolve().parents[2] / "docs" / "examples" / name
+    quotas = load_quotas(path)
+    assert {q.name for q in quotas.queues} == {f"tenant-{i}" for i in range(8)}
+    if name == "quotas-tree.toml":
+        assert {c.parent for c in quotas.cohorts} == {None, "org"}
