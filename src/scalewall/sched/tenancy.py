@@ -324,15 +324,6 @@ class Tenancy:
     flavor_order: tuple[tuple[int, ...], ...] = ()
     """Per tenant, the flavors its queue lists, in its order."""
 
-    @property
-    def nested(self) -> bool:
-        """True when some cohort has a parent or a limit of its own."""
-        return bool(
-            (self.cohort_parent >= 0).any()
-            or (self.cohort_borrow_limit < NO_LIMIT).any()
-            or (self.cohort_lend_limit < NO_LIMIT).any()
-        )
-
 
 def _milli(gpus: float) -> int:
     return NO_LIMIT if math.isinf(gpus) else round(gpus * MILLI)
