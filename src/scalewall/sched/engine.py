@@ -259,6 +259,7 @@ class Simulation:
         num_flavors = len(self._tenancy.flavors)
         self._tenant_flavor = np.zeros((num_tenants, num_flavors), dtype=np.int64)
         self._tenant_flavor_borrowed = np.zeros((num_tenants, num_flavors), dtype=np.int64)
+        self._flavored_requests: dict[tuple[int, int], Request] = {}
         self.total_milli = self.cluster.total_gpus * GPU_MILLI
         self.faults: dict[int, list[float]] = {}
         self.spares: list[int] = []
@@ -339,11 +340,17 @@ class Simulation:
         return int(self._flavor_of_model[model]) if model >= 0 else -1
 
     def _flavored(self, job: int, flavor: int) -> Request:
-        """The job's request narrowed to one flavor's GPU model (``flavor`` < 0: as asked)."""
+        """The job's request narrowed to one flavor's GPU model (``flavor`` < 0: as asked);
+        one per (shape, flavor), since jobs of one shape ask the same."""
         request = self.requests[job]
         if flavor < 0:
             return request
-        return replace(request, model_mask=request.model_mask & int(self._flavor_bits[flavor]))
+        key = (request.shape_id, flavor)
+        narrowed = self._flavored_requests.get(key)
+        if narrowed is None:
+            mask = request.model_mask & int(self._flavor_bits[flavor])
+            narrowed = self._flavored_requests[key] = replace(request, model_mask=mask)
+        return narrowed
 
     def borrowed(self, job: int) -> bool:
         return job in self._borrowed
@@ -388,13 +395,15 @@ class Simulation:
         avoid: frozenset[int] | set[int] = frozenset(),
         flavor: int = -1,
     ) -> bool:
-        request = self._flavored(job, flavor)
+        request = self.requests[job]
         key = (request.shape_id, frozenset(avoid), flavor)
         if self._no_room_generation != self.cluster.generation:
             self._no_room.clear()
             self._no_room_generation = self.cluster.generation
         if key in self._no_room:
             return False
+        if flavor >= 0:
+            request = self._flavored(job, flavor)
         placement = self._place_avoiding(request, avoid)
         if placement is None:
             self._no_room.add(key)

@@ -53,6 +53,7 @@ nothing is left to borrow (``borrowing_fits``).
 
 from __future__ import annotations
 
+import functools
 import math
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -324,6 +325,11 @@ class Tenancy:
     flavor_order: tuple[tuple[int, ...], ...] = ()
     """Per tenant, the flavors its queue lists, in its order."""
 
+    @functools.cached_property
+    def lists(self) -> _TreeLists:
+        """The arrays as tuples, and each root's tree (``borrowing_fits``)."""
+        return _tree_lists(self)
+
 
 def _milli(gpus: float) -> int:
     return NO_LIMIT if math.isinf(gpus) else round(gpus * MILLI)
@@ -423,10 +429,55 @@ def _path_to_root(cohort: int, parent: npt.NDArray[np.int64]) -> tuple[int, ...]
     return tuple(path)
 
 
+@dataclass(frozen=True, kw_only=True)
+class _TreeLists:
+    """A tenancy's arrays as Python tuples, and each root's tree, for the admission check
+    (a few dozen queues: plain integer arithmetic beats numpy's per-call cost)."""
+
+    quota: tuple[int, ...]
+    lend: tuple[int, ...]
+    cohort: tuple[int, ...]
+    idle: tuple[int, ...]
+    parent: tuple[int, ...]
+    borrow_limit: tuple[int, ...]
+    lend_limit: tuple[int, ...]
+    tree_tenants: tuple[tuple[int, ...], ...]
+    """Per cohort: the tenants of its root's tree."""
+    tree_order: tuple[tuple[int, ...], ...]
+    """Per cohort: the cohorts of its root's tree, children before parents."""
+
+
+def _tree_lists(ten: Tenancy) -> _TreeLists:
+    roots = [a[-1] for a in ten.ancestors]
+    cohort = tuple(ten.cohort.tolist())
+    return _TreeLists(
+        quota=tuple(ten.quota.tolist()),
+        lend=tuple(ten.lend_limit.tolist()),
+        cohort=cohort,
+        idle=tuple(ten.cohort_idle_lendable.tolist()),
+        parent=tuple(ten.cohort_parent.tolist()),
+        borrow_limit=tuple(ten.cohort_borrow_limit.tolist()),
+        lend_limit=tuple(ten.cohort_lend_limit.tolist()),
+        tree_tenants=tuple(
+            tuple(t for t, c in enumerate(cohort) if roots[c] == roots[k])
+            for k in range(len(roots))
+        ),
+        tree_order=tuple(
+            tuple(c for c in ten.cohort_order if roots[c] == roots[k]) for k in range(len(roots))
+        ),
+    )
+
+
 def borrowing_fits(
-    ten: Tenancy, held: npt.NDArray[np.int64], borrowed: npt.NDArray[np.int64]
+    ten: Tenancy,
+    held: npt.NDArray[np.int64],
+    borrowed: npt.NDArray[np.int64],
+    *,
+    tenant: int = -1,
+    need: int = 0,
 ) -> bool:
-    """True when every queue's borrowed GPUs are served by the tree, siblings first, then up.
+    """True when every queue's borrowed GPUs are served by the tree, siblings first, then up
+    (with ``tenant`` >= 0: after it borrows ``need`` more, checked on its root's tree).
 
     ``held``: milli-GPU each tenant holds; ``borrowed``: the part admitted above its nominal
     quota. A queue offers its cohort min(lending limit, nominal - own use); a cohort's demand is
@@ -435,21 +486,31 @@ def borrowing_fits(
     parent, at most the cohort's borrowing limit (a root has no parent: nothing may overflow);
     supply beyond demand is offered to the parent, at most the cohort's lending limit. With
     one level this is Kueue's flat cohort: borrowed <= sum of min(lending limit, unused)."""
-    count = len(ten.cohort_order)
-    own = held - borrowed
-    offer = np.minimum(ten.lend_limit, np.maximum(ten.quota - own, 0))
-    demand = np.bincount(ten.cohort, weights=borrowed, minlength=count)
-    supply = np.bincount(ten.cohort, weights=offer, minlength=count) + ten.cohort_idle_lendable
-    parent = ten.cohort_parent
-    for c in ten.cohort_order:
+    lists = ten.lists
+    if tenant >= 0:
+        root_of = lists.cohort[tenant]
+        tenants, order = lists.tree_tenants[root_of], lists.tree_order[root_of]
+    else:
+        tenants, order = tuple(range(len(lists.quota))), ten.cohort_order
+    held_l, borrowed_l = held.tolist(), borrowed.tolist()
+    if tenant >= 0:
+        held_l[tenant] += need
+        borrowed_l[tenant] += need
+    demand = [0] * len(lists.idle)
+    supply = list(lists.idle)
+    for t in tenants:
+        c, b = lists.cohort[t], borrowed_l[t]
+        demand[c] += b
+        supply[c] += min(lists.lend[t], max(lists.quota[t] - (held_l[t] - b), 0))
+    for c in order:
         over = demand[c] - supply[c]
-        up = int(parent[c])
+        up = lists.parent[c]
         if over > 0:
-            if up < 0 or over > ten.cohort_borrow_limit[c]:
+            if up < 0 or over > lists.borrow_limit[c]:
                 return False
             demand[up] += over
         elif up >= 0:
-            supply[up] += min(-over, float(ten.cohort_lend_limit[c]))
+            supply[up] += min(-over, lists.lend_limit[c])
     return True
 
 

@@ -124,11 +124,7 @@ class QuotaQueue:
         tree's lending (``tenancy.borrowing_fits``)."""
         if borrowed[tenant] + need > ten.borrow_limit[tenant]:
             return False
-        held_after = held.copy()
-        after = borrowed.copy()
-        held_after[tenant] += need
-        after[tenant] += need
-        return borrowing_fits(ten, held_after, after)
+        return borrowing_fits(ten, held, borrowed, tenant=tenant, need=need)
 
     def _reclaim(self, view: SchedulerView, job: int, *, flavor: int = -1) -> bool:
         """Start ``job`` on other tenants' borrowed GPUs (of ``flavor`` when >= 0), nearest in
