@@ -41,7 +41,7 @@ def test_statistics_match_acme(like: str) -> None:
 
 
 @pytest.mark.parametrize(("like", "num_jobs"), [("Seren", 20_000), ("Kalos", 62_413)])
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("seed", [0, 1, 2])
 def test_gpu_time_by_outcome_over_seeds(like: str, num_jobs: int, seed: int) -> None:
     """Each seed's GPU-time shares by outcome lie within 8 points of the summary's (Kalos at
     its trace's 62,413 jobs, of which 32% use GPUs): one job of 1,024 GPUs for days can carry
