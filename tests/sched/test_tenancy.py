@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scalewall.errors import SpecError
 from scalewall.sched.cluster import GPU_MILLI, SyntheticClusterSpec, synthetic_cluster
@@ -14,7 +16,14 @@ from scalewall.sched.duration import TierSlowdownModel
 from scalewall.sched.engine import SimConfig, Simulation
 from scalewall.sched.jobs import job_table
 from scalewall.sched.metrics import collect
-from scalewall.sched.tenancy import Cohort, TenantQueue, jain_index, load_quotas
+from scalewall.sched.tenancy import (
+    Cohort,
+    TenantQueue,
+    borrowing_fits,
+    build_tenancy,
+    jain_index,
+    load_quotas,
+)
 
 
 def _jobs(tenant: list[str], gpus: list[int], submit: list[float], prio: list[int] | None = None):  # type: ignore[no-untyped-def]
@@ -258,3 +267,28 @@ def test_example_quota_files_load(name: str) -> None:
     assert {q.name for q in quotas.queues} == {f"tenant-{i}" for i in range(8)}
     if name == "quotas-tree.toml":
         assert {c.parent for c in quotas.cohorts} == {None, "org"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    quota=st.lists(st.integers(0, 16), min_size=1, max_size=6),
+    data=st.data(),
+)
+def test_one_level_tree_is_the_flat_cohort_rule(quota: list[int], data: st.DataObject) -> None:
+    """With one cohort, ``borrowing_fits`` is Kueue's flat rule: the cohort's borrowed GPUs
+    within what its queues lend of their unused quota, min(lending limit, nominal - own)."""
+    n = len(quota)
+    lend = data.draw(st.lists(st.integers(0, 16), min_size=n, max_size=n))
+    own = [data.draw(st.integers(0, q)) for q in quota]
+    borrowed = data.draw(st.lists(st.integers(0, 16), min_size=n, max_size=n))
+    names = tuple(f"t{i}" for i in range(n))
+    queues = [
+        TenantQueue(name=t, nominal_gpus=q, lending_limit=lend_i)
+        for t, q, lend_i in zip(names, quota, lend, strict=True)
+    ]
+    ten = build_tenancy(names, queues)
+    milli = np.array(borrowed, dtype=np.int64) * GPU_MILLI
+    held = np.array(own, dtype=np.int64) * GPU_MILLI + milli
+    unused = [min(cap, q - o) for cap, q, o in zip(lend, quota, own, strict=True)]
+    flat = sum(borrowed) <= sum(unused)
+    assert borrowing_fits(ten, held, milli) == flat
