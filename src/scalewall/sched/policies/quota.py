@@ -133,6 +133,12 @@ class QuotaQueue:
         jobs = view.jobs
         tenant = jobs.tenant[job]
         ten = view.tenancy
+        if flavor < 0:
+            lent = view.tenant_borrowed_gpu_milli
+        else:
+            lent = view.tenant_flavor_borrowed_gpu_milli[:, flavor]
+        if int(lent.sum()) == int(lent[tenant]):
+            return False  # nobody else borrows (of this flavor): no running job to scan
         borrowers = [
             j
             for j in view.running
