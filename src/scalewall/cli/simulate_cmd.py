@@ -17,7 +17,7 @@ from scalewall.sched import api
 from scalewall.sched.duration import DurationModel, TierSlowdownModel
 from scalewall.sched.engine import FailureModel, SimConfig
 from scalewall.sched.metrics import SimResult
-from scalewall.sched.tenancy import load_quotas
+from scalewall.sched.quota_sources import resolve_quotas
 from scalewall.sched.traces._common import TraceRead
 
 
@@ -194,11 +194,20 @@ def simulate_command(
         "--never-fit",
         help="Jobs that cannot fit even the empty cluster: skip (with a warning) or reject.",
     ),
-    quotas: Path | None = typer.Option(
-        None,
+    quotas: str = typer.Option(
+        "",
         "--quotas",
         help="TOML of tenant queues ([[queue]] name, cohort, nominal_gpus, borrowing_limit, "
-        "lending_limit, priority) for --queue quota or quota-priority.",
+        "lending_limit, priority) and nested cohorts ([[cohort]] name, parent, nominal_gpus, "
+        "borrowing_limit, lending_limit), or a per-tenant quota table: helios-earth (Helios' "
+        "GPUs per virtual cluster) or a CSV in its format, with :YYYY-MM-DD, :last (default), "
+        ":first or :max; for --queue quota or quota-priority.",
+    ),
+    tenants_from_quotas: bool = typer.Option(
+        False,
+        "--tenants-from-quotas",
+        help="Synthetic traces: draw each job's tenant among the --quotas queues in "
+        "proportion to their nominal GPUs (default: tenant-0..7, Zipf-weighted).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     out: Path | None = typer.Option(None, "--out", help="Write jobs, timeseries, events here."),
@@ -210,8 +219,13 @@ def simulate_command(
     check_output_path("--plot", plot)
     if out_format not in ("parquet", "csv"):
         raise SpecError("out-format", out_format, "parquet or csv")
-    tenant_queues = tuple(load_quotas(quotas)) if quotas is not None else None
-    read = api.load_trace(trace, fmt=fmt, skip_bad_rows=skip_bad_rows, seed=seed)
+    tenancy = resolve_quotas(quotas) if quotas else None
+    mix: tuple[tuple[str, float], ...] = ()
+    if tenants_from_quotas:
+        if tenancy is None:
+            raise SpecError("tenants-from-quotas", True, "needs --quotas")
+        mix = tuple((q.name, q.nominal_gpus) for q in tenancy.queues)
+    read = api.load_trace(trace, fmt=fmt, skip_bad_rows=skip_bad_rows, seed=seed, tenants=mix)
     if nodes:
         cl = api.synthetic_cluster(
             num_nodes=nodes,
@@ -236,7 +250,8 @@ def simulate_command(
         checkpoint_interval_s=checkpoint_s,
         sample_interval_s=sample_s,
         never_fit=never_fit,
-        tenant_queues=tenant_queues,
+        tenant_queues=tenancy.queues if tenancy is not None else None,
+        cohorts=tenancy.cohorts if tenancy is not None else (),
     )
     horizon = float(read.frame["submit_s"].max()) if len(read.frame) else 0.0
     with progress(disabled=as_json) as bar:
@@ -273,10 +288,29 @@ def simulate_command(
     if as_json:
         print_json(summary, "simulate")
         return
+    over_time = summary.pop("tenant_gpu_share_over_time", None)
     print_table(
         [column("quantity"), column("value", right=True)],
         _summary_rows(summary),
         title="simulation summary",
+    )
+    if over_time and over_time["bin_start_s"]:
+        _print_share_over_time(over_time)
+
+
+def _print_share_over_time(over_time: dict[str, Any]) -> None:
+    """Tenants (rows) by time span (columns: each span's start) in % of the cluster's GPUs."""
+    starts = over_time["bin_start_s"]
+    unit, size = ("day", 86_400.0) if max(starts) >= 2 * 86_400.0 else ("hour", 3_600.0)
+    rows = [
+        [escape(t), *(f"{v * 100:.0f}" for v in shares)]
+        for t, shares in over_time["share"].items()
+        if any(shares)
+    ]
+    print_table(
+        [column("tenant"), *(column(f"{s / size:.3g}", right=True) for s in starts)],
+        rows,
+        title=f"tenant share of the GPUs over time (% of GPUs; columns: start, {unit})",
     )
 
 

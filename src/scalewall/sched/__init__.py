@@ -25,22 +25,28 @@ from scalewall.sched.experiments import FgdExperimentConfig, fgd_experiment, fgd
 from scalewall.sched.jobs import JobTable, job_table
 from scalewall.sched.metrics import SimResult
 from scalewall.sched.policies import placement_names, queue_names
+from scalewall.sched.quota_sources import resolve_quotas
 from scalewall.sched.step_duration import StepModelDuration
+from scalewall.sched.tenancy import Cohort, FlavorQuota, Quotas, TenantQueue, load_quotas
 from scalewall.sched.traces._common import TraceRead
 from scalewall.sched.workload import WorkloadSpec, synthetic_jobs
 
 __all__ = [
     "Cluster",
+    "Cohort",
     "DurationModel",
     "FailureModel",
     "FgdExperimentConfig",
+    "FlavorQuota",
     "JobTable",
     "NodeSpec",
     "PlacementSummary",
+    "Quotas",
     "SimConfig",
     "SimResult",
     "StepModelDuration",
     "SyntheticClusterSpec",
+    "TenantQueue",
     "TierSlowdownModel",
     "TraceRead",
     "WorkloadSpec",
@@ -50,9 +56,11 @@ __all__ = [
     "fgd_summary",
     "job_table",
     "load_cluster",
+    "load_quotas",
     "load_trace",
     "placement_names",
     "queue_names",
+    "resolve_quotas",
     "scale_demand",
     "simulate",
     "synthetic_cluster",

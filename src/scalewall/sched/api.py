@@ -59,10 +59,17 @@ def trace_format(path: Path) -> str:
 
 
 def load_trace(
-    trace: str, *, fmt: str = "", skip_bad_rows: bool = False, seed: int = 0
+    trace: str,
+    *,
+    fmt: str = "",
+    skip_bad_rows: bool = False,
+    seed: int = 0,
+    tenants: tuple[tuple[str, float], ...] = (),
 ) -> TraceRead:
     """A trace by name: ``openb`` / ``openb:<variant>`` (shipped files), ``synthetic:<Seren|Kalos>:
-    <num_jobs>[:<days>]``, or a path (format from ``fmt`` or the file name)."""
+    <num_jobs>[:<days>]``, or a path (format from ``fmt`` or the file name). ``tenants``:
+    (name, weight) pairs a synthetic trace draws its jobs' tenants from (default: eight
+    Zipf-weighted ``tenant-i``); a recorded trace keeps its own."""
     if seed < 0:
         raise SpecError("seed", seed, "must be a non-negative integer")
     if trace == "openb" or trace.startswith("openb:"):
@@ -74,7 +81,9 @@ def load_trace(
         parts = trace.split(":")
         try:
             days = float(parts[3]) if len(parts) > 3 else 30.0
-            spec = WorkloadSpec(like=parts[1], num_jobs=int(parts[2]), span_s=days * 86_400.0)
+            spec = WorkloadSpec(
+                like=parts[1], num_jobs=int(parts[2]), span_s=days * 86_400.0, tenants=tenants
+            )
         except (IndexError, ValueError):
             raise SpecError("trace", trace, "synthetic:<Seren|Kalos>:<num_jobs>[:<days>]") from None
         return TraceRead(frame=synthetic_jobs(spec, seed), bad_rows=0, source=trace)

@@ -22,7 +22,7 @@ import bisect
 import heapq
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,7 +35,14 @@ from scalewall.sched.jobs import JobTable, Request
 from scalewall.sched.pending import PendingOrder
 from scalewall.sched.policies import make_placement, make_queue
 from scalewall.sched.policies.base import fits_when_empty
-from scalewall.sched.tenancy import Tenancy, TenantQueue, build_tenancy, check_unique
+from scalewall.sched.tenancy import (
+    Cohort,
+    Tenancy,
+    TenantQueue,
+    borrowing_fits,
+    build_tenancy,
+    check_unique,
+)
 from scalewall.sched.traces._common import RecordedAttempt
 
 if TYPE_CHECKING:
@@ -126,6 +133,9 @@ class SimConfig:
     tenant_queues: tuple[TenantQueue, ...] | None = None
     """Tenant queues with cohorts, borrowing and lending limits and priorities (a quota
     file, ``tenancy.load_quotas``); every tenant of the trace needs one."""
+    cohorts: tuple[Cohort, ...] = ()
+    """Cohorts that nest the queues' cohorts in a tree, with their own limits (a quota file's
+    ``[[cohort]]`` tables); a cohort not listed is a root without limits."""
     check_invariants: bool = False
     """Assert the cluster's books after every event (for tests; slower)."""
     min_run_before_preempt_s: float = 600.0
@@ -302,8 +312,15 @@ class Simulation:
         self._tenant_cpu = np.zeros(num_tenants, dtype=np.int64)
         self._tenant_borrowed = np.zeros(num_tenants, dtype=np.int64)
         self._tenant_mem = np.zeros(num_tenants, dtype=np.int64)
-        self._tenancy = build_tenancy(self._jobs.tenant_names, self._tenant_queues(config))
+        self._tenancy = build_tenancy(
+            self._jobs.tenant_names, self._tenant_queues(config), config.cohorts
+        )
         self._quota = self._tenancy.quota
+        self._flavor_of_model, self._flavor_bits = self._flavor_models()
+        num_flavors = len(self._tenancy.flavors)
+        self._tenant_flavor = np.zeros((num_tenants, num_flavors), dtype=np.int64)
+        self._tenant_flavor_borrowed = np.zeros((num_tenants, num_flavors), dtype=np.int64)
+        self._flavored_requests: dict[tuple[int, int], Request] = {}
         self.total_milli = self.cluster.total_gpus * GPU_MILLI
         self.faults: dict[int, list[float]] = {}
         self.spares: list[int] = []
@@ -311,7 +328,7 @@ class Simulation:
         self.lost_by_kind = {"failure": 0.0, "preemption": 0.0}
         self.preemption_log: list[tuple[float, int, int, tuple[int, ...]]] = []
         """Per preemption: (time, victim, the job it made room for, the nodes they share)."""
-        self._no_room: set[tuple[int, frozenset[int]]] = set()
+        self._no_room: set[tuple[int, frozenset[int], int]] = set()
         """(shape, nodes avoided) that found no placement at cluster generation
         ``_no_room_generation``: placement is a function of the cluster's state, so the same
         shape fails again until something changes (a long queue holds many jobs of few shapes)."""
@@ -379,6 +396,31 @@ class Simulation:
     def total_gpu_milli(self) -> int:
         return self.total_milli
 
+    @property
+    def tenant_flavor_gpu_milli(self) -> npt.NDArray[np.int64]:
+        return self._tenant_flavor
+
+    @property
+    def tenant_flavor_borrowed_gpu_milli(self) -> npt.NDArray[np.int64]:
+        return self._tenant_flavor_borrowed
+
+    def running_flavor(self, job: int) -> int:
+        model = int(self.cluster.node_model[self.where[job].nodes[0]])
+        return int(self._flavor_of_model[model]) if model >= 0 else -1
+
+    def _flavored(self, job: int, flavor: int) -> Request:
+        """The job's request narrowed to one flavor's GPU model (``flavor`` < 0: as asked);
+        one per (shape, flavor), since jobs of one shape ask the same."""
+        request = self.requests[job]
+        if flavor < 0:
+            return request
+        key = (request.shape_id, flavor)
+        narrowed = self._flavored_requests.get(key)
+        if narrowed is None:
+            mask = request.model_mask & int(self._flavor_bits[flavor])
+            narrowed = self._flavored_requests[key] = replace(request, model_mask=mask)
+        return narrowed
+
     def borrowed(self, job: int) -> bool:
         return job in self._borrowed
 
@@ -416,15 +458,22 @@ class Simulation:
         return self._running[job] + overhead + left * float(self.state.slowdown[job])
 
     def try_start(
-        self, job: int, *, borrowed: bool = False, avoid: frozenset[int] | set[int] = frozenset()
+        self,
+        job: int,
+        *,
+        borrowed: bool = False,
+        avoid: frozenset[int] | set[int] = frozenset(),
+        flavor: int = -1,
     ) -> bool:
         request = self.requests[job]
-        key = (request.shape_id, frozenset(avoid))
+        key = (request.shape_id, frozenset(avoid), flavor)
         if self._no_room_generation != self.cluster.generation:
             self._no_room.clear()
             self._no_room_generation = self.cluster.generation
         if key in self._no_room:
             return False
+        if flavor >= 0:
+            request = self._flavored(job, flavor)
         placement = self._place_avoiding(request, avoid)
         if placement is None:
             self._no_room.add(key)
@@ -523,7 +572,7 @@ class Simulation:
         self.events.append((self.now, "preempt", job))
 
     def start_by_preempting(
-        self, job: int, candidates: list[int], *, borrowed: bool = False
+        self, job: int, candidates: list[int], *, borrowed: bool = False, flavor: int = -1
     ) -> bool:
         """Start ``job`` by preempting the fewest and cheapest of ``candidates`` whose GPUs, on
         the placement found, let it start; preempt nothing and return False when none do.
@@ -535,7 +584,7 @@ class Simulation:
         one by one until the placement policy finds room; those the placement does not touch,
         and any whose release it turns out not to need, keep running."""
         order = self._victim_order(candidates)
-        request = self.requests[job]
+        request = self._flavored(job, flavor)
         released: list[int] = []
         found: Placement | None = None
         generation = self.cluster.generation
@@ -559,7 +608,7 @@ class Simulation:
             shared = tuple(sorted(set(self.where[victim].nodes) & set(found.nodes)))
             self.preemption_log.append((self.now, victim, job, shared))
             self.preempt(victim)
-        started = self.try_start(job, borrowed=borrowed)
+        started = self.try_start(job, borrowed=borrowed, flavor=flavor)
         assert started, "a placement existed with the victims' resources released"
         return True
 
@@ -647,6 +696,33 @@ class Simulation:
             self._tenant_borrowed[tenant] += sign * gpus * placement.gpu_milli
         self._tenant_cpu[tenant] += sign * sum(placement.cpu_milli)
         self._tenant_mem[tenant] += sign * sum(placement.memory_bytes)
+        if self._tenant_flavor.shape[1]:
+            self._account_flavors(job, placement, sign)
+
+    def _account_flavors(self, job: int, placement: Placement, sign: int) -> None:
+        """Each tenant's GPUs per flavor (the GPU model of each node the job holds)."""
+        tenant = int(self._jobs.tenant[job])
+        for node, slots in zip(placement.nodes, placement.gpu_slots, strict=True):
+            model = int(self.cluster.node_model[node])
+            flavor = int(self._flavor_of_model[model]) if model >= 0 else -1
+            if flavor >= 0 and slots:
+                milli = sign * len(slots) * placement.gpu_milli
+                self._tenant_flavor[tenant, flavor] += milli
+                if job in self._borrowed:
+                    self._tenant_flavor_borrowed[tenant, flavor] += milli
+
+    def _flavor_models(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Flavor index per cluster GPU model (-1: none) and each flavor's model bit."""
+        models = self.cluster.model_names
+        of_model = np.full(max(len(models), 1), -1, dtype=np.int64)
+        bits = np.zeros(len(self._tenancy.flavors), dtype=np.int64)
+        for k, name in enumerate(self._tenancy.flavors):
+            if name not in models:
+                valid = f"a GPU model of the cluster ({', '.join(models)})"
+                raise SpecError("flavor", name, valid, where="quotas")
+            of_model[models.index(name)] = k
+            bits[k] = 1 << models.index(name)
+        return of_model, bits
 
     def _release(self, job: int) -> float:
         """Take a running job off the cluster; returns the wall seconds it just ran."""
@@ -856,10 +932,30 @@ class Simulation:
         assert np.array_equal(borrowed, self._tenant_borrowed)
         ten = self._tenancy
         assert (borrowed <= ten.borrow_limit).all(), "a borrowing limit is exceeded"
-        for cohort, members in enumerate(ten.members):
-            idle = int(ten.cohort_idle_lendable[cohort])
-            lendable = int(ten.lend_limit[members].sum()) + idle
-            assert int(borrowed[members].sum()) <= lendable, "a lending limit is exceeded"
+        # Lenders' own use since admission only lowers what they offer, so the tree must
+        # serve the borrowed GPUs from the lending limits alone (own use taken as nil).
+        assert borrowing_fits(ten, borrowed, borrowed), "a lending limit is exceeded"
+        self._check_flavors()
+
+    def _check_flavors(self) -> None:
+        """Per flavor, the GPUs each tenant holds and borrows match its jobs, and the limits
+        hold as for the whole quota."""
+        held = np.zeros_like(self._tenant_flavor)
+        borrowed = np.zeros_like(self._tenant_flavor)
+        for job, placement in self.where.items():
+            tenant = self._jobs.tenant[job]
+            for node, slots in zip(placement.nodes, placement.gpu_slots, strict=True):
+                model = int(self.cluster.node_model[node])
+                flavor = int(self._flavor_of_model[model]) if model >= 0 else -1
+                if flavor >= 0:
+                    held[tenant, flavor] += len(slots) * placement.gpu_milli
+                    if job in self._borrowed:
+                        borrowed[tenant, flavor] += len(slots) * placement.gpu_milli
+        assert np.array_equal(held, self._tenant_flavor)
+        assert np.array_equal(borrowed, self._tenant_flavor_borrowed)
+        for k, ten in enumerate(self._tenancy.by_flavor):
+            assert (borrowed[:, k] <= ten.borrow_limit).all(), "a flavor's borrowing limit"
+            assert borrowing_fits(ten, borrowed[:, k], borrowed[:, k]), "a flavor's lending"
         done = int(np.isfinite(self.state.end_s).sum() + self.state.skipped.sum())
         arrived = len(self._jobs) - self.arrivals_left
         assert len(self._pending) + len(self._running) + done == arrived

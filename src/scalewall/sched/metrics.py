@@ -13,6 +13,8 @@ from scalewall.sched.engine import Simulation
 from scalewall.sched.tenancy import jain_index
 
 HOUR_S = 3600.0
+SHARE_TIME_BINS = 12
+"""Equal time bins of the replay over which ``tenant_gpu_share_over_time`` averages."""
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -80,6 +82,25 @@ def job_frame(sim: Simulation) -> pd.DataFrame:
     return frame
 
 
+def tenant_share_over_time(
+    series: pd.DataFrame, tenants: tuple[str, ...], total_gpus: int, bins: int = SHARE_TIME_BINS
+) -> dict[str, Any]:
+    """Each tenant's mean share of the cluster's GPUs in ``bins`` equal spans of the replay
+    (from the samples' ``gpus_<tenant>`` columns): ``{"bin_start_s": [...], "share": {tenant:
+    [...]}}``; spans without a sample are left out."""
+    if not len(series) or total_gpus <= 0:
+        return {"bin_start_s": [], "share": {t: [] for t in tenants}}
+    time_s = series["time_s"].to_numpy(dtype=float)
+    width = max(float(time_s.max()), 1.0) / bins
+    which = np.minimum((time_s // width).astype(np.int64), bins - 1)
+    columns = [f"gpus_{t}" for t in tenants]
+    means = series[columns].groupby(which).mean() / total_gpus
+    return {
+        "bin_start_s": [float(b * width) for b in means.index],
+        "share": {t: [float(v) for v in means[c]] for t, c in zip(tenants, columns, strict=True)},
+    }
+
+
 def summarize_run(sim: Simulation, jobs: pd.DataFrame, series: pd.DataFrame) -> dict[str, Any]:
     """Headline figures of a replay."""
     done = jobs[jobs["finished"]]
@@ -130,6 +151,9 @@ def summarize_run(sim: Simulation, jobs: pd.DataFrame, series: pd.DataFrame) -> 
         },
         "tenant_slowdown_mean": {t: float(v) for t, v in tenant_slowdown.items()},
         "jain_index_tenant_slowdown": jain_index(tenant_slowdown.to_numpy(dtype=float)),
+        "tenant_gpu_share_over_time": tenant_share_over_time(
+            series, sim.jobs.tenant_names, sim.total_gpu_milli // GPU_MILLI
+        ),
         "gpu_hours_lost_failures": sim.lost_by_kind["failure"] / HOUR_S,
         "gpu_hours_lost_preemption": sim.lost_by_kind["preemption"] / HOUR_S,
         "gpu_hours_restart": float(jobs["gpu_hours_restart"].sum()),

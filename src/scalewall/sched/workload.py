@@ -12,7 +12,15 @@ Source of the targets: ``data/acme/acme_cluster_summary.csv`` (Hu et al., NSDI'2
   reference (a = b = 0); the four other numbers are solved on the drawn jobs so that the count
   shares and the GPU-time shares both match (on Seren canceled jobs hold 66% of GPU time and
   failed ones 12%, though 43% of jobs fail: failures come early, cancels late).
-- Arrivals: Poisson, ``num_jobs`` over ``span_s``.
+  Outcomes are drawn with stratified uniforms over jobs in GPU-seconds order (blocks of
+  ``OUTCOME_BLOCK`` jobs of similar size share one Latin-hypercube draw), so the realised shares
+  stay near the expected ones even though a few jobs of 1,024 GPUs for days carry much of the
+  GPU time.
+- CPU-only jobs: the trace's share of jobs (``cpu_job_num / job_num``: 36% on Seren, 68% on
+  Kalos), log-normal run times with the trace's CPU-job median and mean, capped at the GPU
+  jobs' maximum (the summary gives no CPU maximum), and the CPU jobs' outcome rates; they hold
+  no GPU, so the GPU-time shares are the GPU jobs' alone.
+- Arrivals: Poisson, ``num_jobs`` (GPU and CPU jobs together) over ``span_s``.
 Queueing delay is an output of the simulated scheduler, not an input; compare it, don't fit it.
 """
 
@@ -50,6 +58,13 @@ class AcmeTargets:
     """Share of GPU time in completed jobs (``complete_rate_gpu_time``)."""
     cancel_time_share: float
     fail_time_share: float
+    cpu_job_frac: float
+    """Share of all jobs that ask for no GPU (``cpu_job_num / job_num``)."""
+    cpu_avg_run_time_s: float
+    cpu_med_run_time_s: float
+    cpu_complete_rate: float
+    cpu_cancel_rate: float
+    cpu_fail_rate: float
 
 
 def acme_targets(cluster: str) -> AcmeTargets:
@@ -71,6 +86,12 @@ def acme_targets(cluster: str) -> AcmeTargets:
         complete_time_share=float(row["complete_rate_gpu_time"]),
         cancel_time_share=float(row["cancel_rate_gpu_time"]),
         fail_time_share=float(row["fail_rate_gpu_time"]),
+        cpu_job_frac=float(row["cpu_job_num"]) / float(row["job_num"]),
+        cpu_avg_run_time_s=float(row["avg_run_time_cpu"]),
+        cpu_med_run_time_s=float(row["med_run_time_cpu"]),
+        cpu_complete_rate=float(row["complete_rate_cpu"]),
+        cpu_cancel_rate=float(row["cancel_rate_cpu"]),
+        cpu_fail_rate=float(row["fail_rate_cpu"]),
     )
 
 
@@ -87,8 +108,16 @@ class WorkloadSpec:
     """Share of single-GPU jobs (must exceed 0.5 for the median of 1 GPU both traces report)."""
     num_tenants: int = 8
     """Tenants, drawn with Zipf-like weights 1/(i+1)."""
+    tenants: tuple[tuple[str, float], ...] = ()
+    """(name, weight) of each tenant instead (e.g. a quota table's queues and their nominal
+    GPUs: demand in proportion to quota); tenants of weight 0 get no jobs."""
     cpu_milli_per_gpu: int = 16_000
     """CPU asked per GPU (an assumption: 16 cores per A100, as on 128-core 8-GPU nodes)."""
+    cpu_jobs: bool = True
+    """Include CPU-only jobs in the trace's share of jobs (False: GPU jobs only)."""
+    cpu_job_cpu_milli: int = 4_000
+    """CPU a CPU-only job asks (an assumption: the summary gives no CPU request; four cores, a
+    data-preparation or evaluation script)."""
 
 
 def _size_probs(targets: AcmeTargets, p_single: float) -> tuple[np.ndarray, np.ndarray]:
@@ -114,12 +143,18 @@ def _capped_lognormal_mean(mu: float, sigma: float, cap: float) -> float:
 
 
 def _run_sigma(targets: AcmeTargets) -> float:
-    mu = np.log(targets.med_run_time_s)
+    return _lognormal_sigma(targets.med_run_time_s, targets.avg_run_time_s, targets.max_run_time_s)
+
+
+def _lognormal_sigma(median_s: float, mean_s: float, cap_s: float) -> float:
+    """Sigma of a log-normal with median ``median_s`` whose mean, capped at ``cap_s``, is
+    ``mean_s``."""
+    mu = np.log(median_s)
 
     def gap(sigma: float) -> float:
-        return _capped_lognormal_mean(mu, sigma, targets.max_run_time_s) - targets.avg_run_time_s
+        return _capped_lognormal_mean(mu, sigma, cap_s) - mean_s
 
-    return float(optimize.brentq(gap, 1e-3, 6.0))
+    return float(optimize.brentq(gap, 1e-3, 8.0))
 
 
 OUTCOMES = ("completed", "canceled", "failed")
@@ -151,6 +186,62 @@ def outcome_probs(gpu_s: np.ndarray, targets: AcmeTargets) -> np.ndarray:
     return probs(solved.x)
 
 
+OUTCOME_BLOCK = 16
+"""Jobs of neighbouring GPU-seconds that share one stratified draw of their outcomes."""
+
+
+def _stratified_uniforms(gpu_s: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniform per job: in GPU-seconds order, each block of ``OUTCOME_BLOCK`` jobs takes one
+    value from each of ``OUTCOME_BLOCK`` equal strata of [0, 1), in random order (a Latin
+    hypercube per block). Each job's uniform is still uniform, so P(outcome | job) is kept,
+    but neighbours' outcomes are spread over their probabilities."""
+    n = gpu_s.size
+    order = np.argsort(gpu_s, kind="stable")
+    block = np.arange(n) // OUTCOME_BLOCK
+    size = np.bincount(block)[block]
+    # A random rank inside each block: sort by (block, random key).
+    rank = np.empty(n, dtype=np.int64)
+    shuffled = np.lexsort((rng.random(n), block))
+    rank[shuffled] = np.arange(n) - block[shuffled] * OUTCOME_BLOCK
+    u = np.empty(n)
+    u[order] = (rank + rng.random(n)) / size
+    return u
+
+
+def _draw_outcomes(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Outcome names from per-job probabilities (rows) and one uniform per job."""
+    cumulative = np.cumsum(probs, axis=1)
+    pick = (u[:, None] > cumulative[:, :-1]).sum(axis=1)
+    return np.asarray(np.array(OUTCOMES)[pick])
+
+
+def _cpu_jobs(
+    targets: AcmeTargets, num: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Run times and outcomes of ``num`` CPU-only jobs (see the module docstring)."""
+    if num == 0:
+        return np.zeros(0), np.array([], dtype=str)
+    sigma = _lognormal_sigma(
+        targets.cpu_med_run_time_s, targets.cpu_avg_run_time_s, targets.max_run_time_s
+    )
+    run = rng.lognormal(np.log(targets.cpu_med_run_time_s), sigma, num)
+    run = np.maximum(np.round(np.minimum(run, targets.max_run_time_s)), 1.0)
+    rates = np.array([targets.cpu_complete_rate, targets.cpu_cancel_rate, targets.cpu_fail_rate])
+    probs = np.broadcast_to(rates / rates.sum(), (num, 3))
+    return run, _draw_outcomes(probs, _stratified_uniforms(run, rng))
+
+
+def _tenant_mix(spec: WorkloadSpec) -> tuple[list[str], np.ndarray]:
+    """Tenant names and the share of jobs each draws."""
+    if not spec.tenants:
+        return [f"tenant-{t}" for t in range(spec.num_tenants)], tenant_weights(spec.num_tenants)
+    names = [name for name, _ in spec.tenants]
+    weights = np.array([w for _, w in spec.tenants], dtype=float)
+    if not (np.isfinite(weights).all() and (weights >= 0).all() and weights.sum() > 0):
+        raise SpecError("tenants", spec.tenants, "weights >= 0, some of them > 0")
+    return names, weights / weights.sum()
+
+
 def synthetic_jobs(spec: WorkloadSpec, seed: int) -> pd.DataFrame:
     """Jobs in the canonical columns plus ``status``; same seed, same jobs."""
     if spec.num_jobs < 1 or spec.span_s <= 0:
@@ -159,31 +250,41 @@ def synthetic_jobs(spec: WorkloadSpec, seed: int) -> pd.DataFrame:
         raise SpecError("p_single", spec.p_single, "must be in (0.5, 1)")
     targets = acme_targets(spec.like)
     rng = np.random.default_rng(seed)
+    num_cpu = round(spec.num_jobs * targets.cpu_job_frac) if spec.cpu_jobs else 0
+    num_cpu = min(num_cpu, spec.num_jobs - 1)  # at least one GPU job
+    num_gpu_jobs = spec.num_jobs - num_cpu
     sizes, probs = _size_probs(targets, spec.p_single)
-    num_gpu = rng.choice(sizes, size=spec.num_jobs, p=probs)
+    gang = rng.choice(sizes, size=num_gpu_jobs, p=probs)
     sigma = _run_sigma(targets)
-    run = np.minimum(
-        rng.lognormal(np.log(targets.med_run_time_s), sigma, spec.num_jobs), targets.max_run_time_s
+    gpu_run = np.minimum(
+        rng.lognormal(np.log(targets.med_run_time_s), sigma, num_gpu_jobs),
+        targets.max_run_time_s,
     )
-    run = np.maximum(np.round(run), 1.0)
+    gpu_run = np.maximum(np.round(gpu_run), 1.0)
+    gpu_status = _draw_outcomes(
+        outcome_probs(gang * gpu_run, targets), _stratified_uniforms(gang * gpu_run, rng)
+    )
+    cpu_run, cpu_status = _cpu_jobs(targets, num_cpu, rng)
+    mix = rng.permutation(spec.num_jobs)  # CPU and GPU jobs interleaved in arrival order
+    num_gpu = np.concatenate([gang, np.zeros(num_cpu, dtype=gang.dtype)])[mix]
+    run = np.concatenate([gpu_run, cpu_run])[mix]
+    status = np.concatenate([gpu_status, cpu_status])[mix]
+    cpu_milli = np.where(num_gpu > 0, num_gpu * spec.cpu_milli_per_gpu, spec.cpu_job_cpu_milli)
     submit = np.sort(rng.uniform(0.0, spec.span_s, spec.num_jobs))
-    cumulative = np.cumsum(outcome_probs(num_gpu * run, targets), axis=1)
-    pick = (rng.random(spec.num_jobs)[:, None] > cumulative[:, :-1]).sum(axis=1)
-    status = np.array(OUTCOMES)[pick]
-    weights = 1.0 / np.arange(1, spec.num_tenants + 1)
-    tenant = rng.choice(spec.num_tenants, size=spec.num_jobs, p=weights / weights.sum())
+    names, weights = _tenant_mix(spec)
+    tenant = rng.choice(len(names), size=spec.num_jobs, p=weights)
     return pd.DataFrame(
         {
             "job_id": [f"job-{i:07d}" for i in range(spec.num_jobs)],
             "submit_s": submit,
             "run_s": run,
             "num_gpu": num_gpu.astype(np.int64),
-            "gpu_milli": np.full(spec.num_jobs, GPU_MILLI, dtype=np.int64),
-            "cpu_milli": (num_gpu * spec.cpu_milli_per_gpu).astype(np.int64),
+            "gpu_milli": np.where(num_gpu > 0, GPU_MILLI, 0).astype(np.int64),
+            "cpu_milli": cpu_milli.astype(np.int64),
             "memory_bytes": np.zeros(spec.num_jobs, dtype=np.int64),
             "gpu_models": "",
             "priority": np.zeros(spec.num_jobs, dtype=np.int64),
-            "tenant": [f"tenant-{t}" for t in tenant],
+            "tenant": [names[t] for t in tenant],
             "est_run_s": run,
             "status": status,
         }

@@ -49,6 +49,17 @@ class SchedulerView(Protocol):
         """Each tenant's nominal quota in milli-GPU."""
 
     @property
+    def tenant_flavor_gpu_milli(self) -> npt.NDArray[np.int64]:
+        """GPU capacity each tenant (rows) holds of each flavor (columns), milli-GPU."""
+
+    @property
+    def tenant_flavor_borrowed_gpu_milli(self) -> npt.NDArray[np.int64]:
+        """The part of ``tenant_flavor_gpu_milli`` admitted on borrowed capacity."""
+
+    def running_flavor(self, job: int) -> int:
+        """The flavor (index in ``tenancy.flavors``) a running job runs on; -1 for none."""
+
+    @property
     def tenancy(self) -> Tenancy:
         """The tenants' queues: quotas, borrowing and lending limits, cohorts, priorities."""
 
@@ -65,10 +76,15 @@ class SchedulerView(Protocol):
         Kept up to date as jobs arrive, start and wait again."""
 
     def try_start(
-        self, job: int, *, borrowed: bool = False, avoid: frozenset[int] | set[int] = frozenset()
+        self,
+        job: int,
+        *,
+        borrowed: bool = False,
+        avoid: frozenset[int] | set[int] = frozenset(),
+        flavor: int = -1,
     ) -> bool:
         """Place and start ``job`` now if the placement policy finds room (off the nodes in
-        ``avoid``)."""
+        ``avoid``; only on GPUs of ``flavor``, an index in ``tenancy.flavors``, when >= 0)."""
 
     def reservation(self, job: int, taken: set[int]) -> tuple[float, set[int]]:
         """When and where ``job`` would first start by the running jobs' runtime estimates
@@ -79,10 +95,11 @@ class SchedulerView(Protocol):
         """Stop a running job; work since its last checkpoint is lost; it waits again."""
 
     def start_by_preempting(
-        self, job: int, candidates: list[int], *, borrowed: bool = False
+        self, job: int, candidates: list[int], *, borrowed: bool = False, flavor: int = -1
     ) -> bool:
-        """Start ``job`` by preempting the fewest, cheapest ``candidates`` whose GPUs, on the
-        placement found, let it start; False (and nothing preempted) when none do."""
+        """Start ``job`` (on GPUs of ``flavor`` when >= 0) by preempting the fewest, cheapest
+        ``candidates`` whose GPUs, on the placement found, let it start; False (and nothing
+        preempted) when none do."""
 
     def borrowed(self, job: int) -> bool:
         """True when a running job was admitted on capacity borrowed from other tenants."""

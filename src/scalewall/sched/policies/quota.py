@@ -9,12 +9,16 @@ preempted to reclaim it, only when their GPUs, on the placement found, let the j
 engine's ``start_by_preempting`` picks the fewest and cheapest). A tenant's non-borrowed usage
 never exceeds its quota. Queues of higher priority go first; within a tenant, jobs go in
 arrival order (``quota``) or by priority, then arrival (``quota-priority``, as Kueue orders a
-ClusterQueue's workloads).
+ClusterQueue's workloads). Cohorts may nest: borrowing is served by the own cohort's unused
+quota first, then by the parent's subtree, and reclaim preempts the nearest borrowers first.
 """
 
 from __future__ import annotations
 
 import heapq
+
+import numpy as np
+import numpy.typing as npt
 
 from scalewall.sched.policies.queueing import (
     SchedulerView,
@@ -22,6 +26,7 @@ from scalewall.sched.policies.queueing import (
     register_queue,
     tenant_queues,
 )
+from scalewall.sched.tenancy import Tenancy, borrowing_fits
 
 
 @register_queue("quota")
@@ -39,7 +44,6 @@ class QuotaQueue:
         """Pending jobs over all tenants by queue priority, then in the tenants' order (a
         merge of the tenants' queues); a tenant whose job cannot start waits for the rest of
         the pass."""
-        jobs = view.jobs
         queues = tenant_queues(view, self.within)
         heads = [
             (self._key(view, job, t), job, t)
@@ -49,49 +53,106 @@ class QuotaQueue:
         heapq.heapify(heads)
         while heads:
             _, job, tenant = heapq.heappop(heads)
-            need = gpu_milli(jobs, job)
-            own = self._own_use(view, tenant) + need <= view.quota_gpu_milli[tenant]
-            if own:
-                started = view.try_start(job) or self._reclaim(view, job)
+            if view.tenancy.flavors:
+                started = self._admit_flavored(view, job, tenant)
             else:
-                started = self._may_borrow(view, tenant, need) and view.try_start(
-                    job, borrowed=True
-                )
+                started = self._admit(view, job, tenant)
             if started and (following := next(queues[tenant], None)) is not None:
                 heapq.heappush(heads, (self._key(view, following, tenant), following, tenant))
+
+    def _admit(self, view: SchedulerView, job: int, tenant: int) -> bool:
+        """Start ``job`` within its queue's quota (reclaiming lent quota if need be) or on
+        borrowed capacity."""
+        need = gpu_milli(view.jobs, job)
+        if self._own_use(view, tenant) + need <= view.quota_gpu_milli[tenant]:
+            return view.try_start(job) or self._reclaim(view, job)
+        return self._may_borrow(view, tenant, need) and view.try_start(job, borrowed=True)
+
+    def _admit_flavored(self, view: SchedulerView, job: int, tenant: int) -> bool:
+        """As :meth:`_admit`, per GPU type: the queue's flavors the job's models allow, in
+        the queue's order; the first that admits it within its quota or by borrowing, else
+        the first where reclaiming makes room (Kueue's default flavor fungibility: borrow
+        rather than try the next flavor, try the next flavor rather than preempt)."""
+        need = gpu_milli(view.jobs, job)
+        held = view.tenant_flavor_gpu_milli
+        borrowed = view.tenant_flavor_borrowed_gpu_milli
+        within = []
+        for k in self._flavors_for(view, job, tenant):
+            ten = view.tenancy.by_flavor[k]
+            if held[tenant, k] - borrowed[tenant, k] + need <= ten.quota[tenant]:
+                if view.try_start(job, flavor=k):
+                    return True
+                within.append(k)
+            elif self._fits(ten, held[:, k], borrowed[:, k], tenant, need) and view.try_start(
+                job, borrowed=True, flavor=k
+            ):
+                return True
+        return any(self._reclaim(view, job, flavor=k) for k in within)
+
+    def _flavors_for(self, view: SchedulerView, job: int, tenant: int) -> list[int]:
+        """The tenant's flavors, in its queue's order, that the job's ``gpu_models`` allow."""
+        ten = view.tenancy
+        models = view.jobs.gpu_models[job]
+        order = ten.flavor_order[tenant]
+        if not models:
+            return list(order)
+        allowed = set(models.split("|"))
+        return [k for k in order if ten.flavors[k] in allowed]
 
     def _own_use(self, view: SchedulerView, tenant: int) -> int:
         """GPUs the tenant holds within its quota (not borrowed), in milli-GPU."""
         return int(view.tenant_gpu_milli[tenant] - view.tenant_borrowed_gpu_milli[tenant])
 
     def _may_borrow(self, view: SchedulerView, tenant: int, need: int) -> bool:
-        """``need`` more borrowed milli-GPU keep the tenant within its borrowing limit and its
-        cohort's borrowed total within what the cohort's queues lend of their unused quota."""
-        ten = view.tenancy
-        borrowed = view.tenant_borrowed_gpu_milli
+        """``need`` more borrowed milli-GPU keep the tenant within its borrowing limit and the
+        cohort tree able to serve every queue's borrowed GPUs, from siblings first, then up
+        (``tenancy.borrowing_fits``; with flat cohorts: the cohort's borrowed total within
+        what its queues lend of their unused quota)."""
+        return self._fits(
+            view.tenancy, view.tenant_gpu_milli, view.tenant_borrowed_gpu_milli, tenant, need
+        )
+
+    @staticmethod
+    def _fits(
+        ten: Tenancy,
+        held: npt.NDArray[np.int64],
+        borrowed: npt.NDArray[np.int64],
+        tenant: int,
+        need: int,
+    ) -> bool:
+        """``need`` more borrowed milli-GPU for ``tenant`` keep its borrowing limit and the
+        tree's lending (``tenancy.borrowing_fits``)."""
         if borrowed[tenant] + need > ten.borrow_limit[tenant]:
             return False
-        cohort = int(ten.cohort[tenant])
-        members = ten.members[cohort]
-        unused = ten.quota[members] - (view.tenant_gpu_milli[members] - borrowed[members])
-        lendable = int(ten.lend_limit[members].clip(max=unused).sum())
-        lendable += int(ten.cohort_idle_lendable[cohort])
-        return int(borrowed[members].sum()) + need <= lendable
+        return borrowing_fits(ten, held, borrowed, tenant=tenant, need=need)
 
-    def _reclaim(self, view: SchedulerView, job: int) -> bool:
-        """Start ``job`` on its cohort's other tenants' borrowed GPUs; False when they would
-        not do."""
+    def _reclaim(self, view: SchedulerView, job: int, *, flavor: int = -1) -> bool:
+        """Start ``job`` on other tenants' borrowed GPUs (of ``flavor`` when >= 0), nearest in
+        the cohort tree first (its own cohort's borrowers, then its parent's subtree's, up to
+        the root); False when they would not do."""
         jobs = view.jobs
         tenant = jobs.tenant[job]
-        cohort = view.tenancy.cohort
-        victims = [
+        ten = view.tenancy
+        if flavor < 0:
+            lent = view.tenant_borrowed_gpu_milli
+        else:
+            lent = view.tenant_flavor_borrowed_gpu_milli[:, flavor]
+        if int(lent.sum()) == int(lent[tenant]):
+            return False  # nobody else borrows (of this flavor): no running job to scan
+        borrowers = [
             j
             for j in view.running
             if view.borrowed(j)
             and jobs.tenant[j] != tenant
-            and cohort[jobs.tenant[j]] == cohort[tenant]
+            and (flavor < 0 or view.running_flavor(j) == flavor)
         ]
-        return bool(victims) and view.start_by_preempting(job, victims)
+        tried = 0
+        for level in ten.ancestors[ten.cohort[tenant]]:
+            victims = [j for j in borrowers if level in ten.ancestors[ten.cohort[jobs.tenant[j]]]]
+            if len(victims) > tried and view.start_by_preempting(job, victims, flavor=flavor):
+                return True
+            tried = len(victims)
+        return False
 
 
 @register_queue("quota-priority")
