@@ -62,6 +62,18 @@ class Placement:
     memory_bytes: tuple[int, ...]
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ClusterSnapshot:
+    """A cluster's free capacity at one moment (``Cluster.snapshot``)."""
+
+    gpu_free_milli: IntArray
+    cpu_free: IntArray
+    mem_free: IntArray
+    node_free_milli: IntArray
+    whole_free: IntArray
+    generation: int
+
+
 @dataclass(frozen=True, kw_only=True)
 class SyntheticClusterSpec:
     """A regular cluster: ``num_nodes`` identical nodes in racks, pods and scale-up domains."""
@@ -190,6 +202,55 @@ class Cluster:
         self.version[nodes] += 1
         assert (self.cpu_free[nodes] >= 0).all() and (self.mem_free[nodes] >= 0).all()
         self.generation += 1
+
+    def snapshot(self) -> ClusterSnapshot:
+        """The free capacity now, for :meth:`restore` after a probe that only releases."""
+        return ClusterSnapshot(
+            gpu_free_milli=self.gpu_free_milli.copy(),
+            cpu_free=self.cpu_free.copy(),
+            mem_free=self.mem_free.copy(),
+            node_free_milli=self.node_free_milli.copy(),
+            whole_free=self.whole_free.copy(),
+            generation=self.generation,
+        )
+
+    def restore(self, snapshot: ClusterSnapshot, touched: IntArray) -> None:
+        """Put back the free capacity of ``snapshot`` after a probe that changed only the
+        nodes in ``touched`` (whose versions move on, as after a release and re-allocation,
+        so per-node caches refresh); the generation is the snapshot's, since the state is."""
+        np.copyto(self.gpu_free_milli, snapshot.gpu_free_milli)
+        np.copyto(self.cpu_free, snapshot.cpu_free)
+        np.copyto(self.mem_free, snapshot.mem_free)
+        np.copyto(self.node_free_milli, snapshot.node_free_milli)
+        np.copyto(self.whole_free, snapshot.whole_free)
+        self.version[touched] += 1
+        self.generation = snapshot.generation
+
+    def release_many(self, placements: list[Placement]) -> IntArray:
+        """:meth:`release` of several placements in one numpy pass (slot updates summed per
+        slot, so placements sharing a slot add up); returns the nodes touched."""
+        if not placements:
+            return np.zeros(0, dtype=np.int64)
+        nodes = np.fromiter((n for p in placements for n in p.nodes), np.int64)
+        counts = np.fromiter((len(s) for p in placements for s in p.gpu_slots), np.int64)
+        steps = np.fromiter(
+            (p.gpu_milli for p in placements for _ in p.nodes), np.int64, nodes.size
+        )
+        rows = np.repeat(nodes, counts)
+        cols = np.fromiter((c for p in placements for s in p.gpu_slots for c in s), np.int64)
+        np.add.at(self.gpu_free_milli, (rows, cols), np.repeat(steps, counts))
+        cpu = np.fromiter((c for p in placements for c in p.cpu_milli), np.int64, nodes.size)
+        mem = np.fromiter((m for p in placements for m in p.memory_bytes), np.int64, nodes.size)
+        np.add.at(self.cpu_free, nodes, cpu)
+        np.add.at(self.mem_free, nodes, mem)
+        touched = np.unique(nodes)
+        free = self.gpu_free_milli[touched]
+        assert (free <= GPU_MILLI).all(), "released more than a slot holds"
+        self.node_free_milli[touched] = free.sum(axis=1)
+        self.whole_free[touched] = (free == GPU_MILLI).sum(axis=1)
+        self.version[touched] += 1
+        self.generation += 1
+        return touched
 
     def model_ok(self, mask: int) -> BoolArray:
         """Nodes whose GPU model is in ``mask`` (cached per mask; the models never change)."""

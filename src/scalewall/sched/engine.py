@@ -244,6 +244,9 @@ class Simulation:
         self._tenancy = build_tenancy(self._jobs.tenant_names, self._tenant_queues(config))
         self._quota = self._tenancy.quota
         self.total_milli = self.cluster.total_gpus * GPU_MILLI
+        self._cpu_total = max(int(self.cluster.cpu_cap.sum()), 1)
+        self._mem_total = max(int(self.cluster.mem_cap.sum()), 1)
+        """Capacity totals ``usage_vector`` divides by (node capacities never change)."""
         self.faults: dict[int, list[float]] = {}
         self.spares: list[int] = []
         self.isolated: set[int] = set()
@@ -332,8 +335,8 @@ class Simulation:
         return np.array(
             [
                 self._tenant_milli[tenant] / max(self.total_milli, 1),
-                self._tenant_cpu[tenant] / max(int(self.cluster.cpu_cap.sum()), 1),
-                self._tenant_mem[tenant] / max(int(self.cluster.mem_cap.sum()), 1),
+                self._tenant_cpu[tenant] / self._cpu_total,
+                self._tenant_mem[tenant] / self._mem_total,
             ]
         )
 
@@ -419,27 +422,29 @@ class Simulation:
 
     def _find_reservation(self, request: Request, taken: set[int]) -> tuple[float, frozenset[int]]:
         """Release running jobs in the order they are expected to end until the placement
-        finds room (skipping the placement calls until enough GPUs are free at all); the
-        cluster is then restored, its generation included, since its state is unchanged."""
-        generation = self.cluster.generation
-        ends = list(self._ends)
-        need = request.gpu_demand_milli
-        free = self.free_gpu_milli
-        released: list[int] = []
+        finds room; the cluster is then restored, its generation included, since its state is
+        unchanged. The jobs released before enough GPUs are free at all (when no placement
+        can succeed) are released in one numpy pass, then one by one with a placement call
+        after each, the calls the job-by-job walk makes."""
+        ends = self._ends
+        demand = [self.requests[j].gpu_demand_milli for _, j in ends]
+        free = np.cumsum(demand) + self.free_gpu_milli
+        first = int(np.searchsorted(free, request.gpu_demand_milli))
+        if first == len(ends):
+            return (math.inf, frozenset())
+        snapshot = self.cluster.snapshot()
+        touched = [self.cluster.release_many([self.where[j] for _, j in ends[: first + 1]])]
         found: tuple[float, frozenset[int]] = (math.inf, frozenset())
-        for end_s, other in ends:
-            self.cluster.release(self.where[other])
-            released.append(other)
-            free += self.requests[other].gpu_demand_milli
-            if free < need:
-                continue
+        for i in range(first, len(ends)):
+            if i > first:
+                placement_i = self.where[ends[i][1]]
+                self.cluster.release(placement_i)
+                touched.append(np.array(placement_i.nodes, dtype=np.int64))
             placement = self._place_avoiding(request, taken)
             if placement is not None:
-                found = (end_s, frozenset(placement.nodes))
+                found = (ends[i][0], frozenset(placement.nodes))
                 break
-        for other in released:
-            self.cluster.allocate(self.where[other])
-        self.cluster.generation = generation
+        self.cluster.restore(snapshot, np.unique(np.concatenate(touched)))
         return found
 
     def preempt(self, job: int) -> None:
