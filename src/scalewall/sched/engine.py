@@ -423,28 +423,32 @@ class Simulation:
     def _find_reservation(self, request: Request, taken: set[int]) -> tuple[float, frozenset[int]]:
         """Release running jobs in the order they are expected to end until the placement
         finds room; the cluster is then restored, its generation included, since its state is
-        unchanged. The jobs released before enough GPUs are free at all (when no placement
-        can succeed) are released in one numpy pass, then one by one with a placement call
-        after each, the calls the job-by-job walk makes."""
+        unchanged. No placement exists before the released and free GPUs reach the request's,
+        so the walk starts there: the jobs ending before are released in one numpy pass (or,
+        when fewer end after, the cluster is emptied and those allocated back), then one by
+        one with a placement call after each, the calls a job-by-job walk makes."""
         ends = self._ends
         demand = [self.requests[j].gpu_demand_milli for _, j in ends]
         free = np.cumsum(demand) + self.free_gpu_milli
         first = int(np.searchsorted(free, request.gpu_demand_milli))
         if first == len(ends):
             return (math.inf, frozenset())
-        snapshot = self.cluster.snapshot()
-        touched = [self.cluster.release_many([self.where[j] for _, j in ends[: first + 1]])]
+        cluster = self.cluster
+        snapshot = cluster.snapshot()
+        if 2 * (first + 1) <= len(ends):
+            cluster.apply_many([self.where[j] for _, j in ends[: first + 1]], +1)
+        else:
+            cluster.free_all()
+            cluster.apply_many([self.where[j] for _, j in ends[first + 1 :]], -1)
         found: tuple[float, frozenset[int]] = (math.inf, frozenset())
         for i in range(first, len(ends)):
             if i > first:
-                placement_i = self.where[ends[i][1]]
-                self.cluster.release(placement_i)
-                touched.append(np.array(placement_i.nodes, dtype=np.int64))
+                cluster.release(self.where[ends[i][1]])
             placement = self._place_avoiding(request, taken)
             if placement is not None:
                 found = (ends[i][0], frozenset(placement.nodes))
                 break
-        self.cluster.restore(snapshot, np.unique(np.concatenate(touched)))
+        cluster.restore(snapshot)
         return found
 
     def preempt(self, job: int) -> None:
