@@ -100,6 +100,10 @@ class ScoredPlacement:
     """Base for policies that score candidate nodes; subclasses override :meth:`node_scores`."""
 
     name: ClassVar[str] = ""
+    pure: ClassVar[bool] = True
+    """``place`` is a function of the cluster's arrays and the request alone: no state kept
+    from ``allocated``/``released``, no random draws (the engine then carries a reservation
+    over a release it can predict instead of recomputing it)."""
 
     def __init__(self) -> None:
         self.rank: IntArray = np.zeros(0, dtype=np.int64)
