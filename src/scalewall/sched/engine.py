@@ -360,6 +360,8 @@ class Simulation:
             self._no_room_generation = self.cluster.generation
         if key in self._no_room:
             return False
+        if self._hides_every_node(avoid):
+            return False
         placement = self._place_avoiding(request, avoid)
         if placement is None:
             self._no_room.add(key)
@@ -411,6 +413,16 @@ class Simulation:
             self.cluster.set_schedulable_many(hidden, True)
             self.cluster.generation = generation  # the same state as before
 
+    def _hides_every_node(self, avoid: frozenset[int] | set[int]) -> bool:
+        """True when ``avoid`` holds every schedulable node: no placement can exist, since
+        a placement policy places on schedulable nodes only (conservative backfill's
+        reservations soon cover a small cluster, and each would walk the running jobs)."""
+        up = int(np.count_nonzero(self.cluster.schedulable))
+        if len(avoid) < up:
+            return False
+        nodes = np.fromiter(avoid, np.int64, len(avoid))
+        return int(np.count_nonzero(self.cluster.schedulable[nodes])) == up
+
     def reservation(self, job: int, taken: set[int]) -> tuple[float, set[int]]:
         request = self.requests[job]
         key = (request.shape_id, frozenset(taken))
@@ -418,7 +430,10 @@ class Simulation:
             self._reservations.clear()
             self._reservation_generation = self.cluster.generation
         if key not in self._reservations:
-            self._reservations[key] = self._find_reservation(request, taken)
+            if self._hides_every_node(taken):
+                self._reservations[key] = (math.inf, frozenset(), len(self._ends))
+            else:
+                self._reservations[key] = self._find_reservation(request, taken)
         end_s, nodes, _ = self._reservations[key]
         return (max(end_s, self.now), set(nodes))
 
