@@ -66,24 +66,23 @@ def _walk(sim: Simulation, request: Request, taken: set[int]) -> tuple[float, fr
 
 @pytest.mark.parametrize("placement", ["bestfit", "fgd"])
 def test_reservation_equals_the_plain_walk(placement: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    fast = Simulation._find_reservation
+    fast = Simulation.reservation
     checked = []
 
-    def compared(
-        sim: Simulation, request: Request, taken: set[int]
-    ) -> tuple[float, frozenset[int], int]:
+    def compared(sim: Simulation, job: int, taken: set[int]) -> tuple[float, set[int]]:
         before = (sim.cluster.gpu_free_milli.copy(), sim.cluster.cpu_free.copy())
         generation = sim.cluster.generation
-        found = fast(sim, request, taken)
+        answer = fast(sim, job, taken)
         assert sim.cluster.generation == generation
         assert np.array_equal(sim.cluster.gpu_free_milli, before[0])
         assert np.array_equal(sim.cluster.cpu_free, before[1])
         sim.cluster.check_aggregates()
-        assert found[:2] == _walk(sim, request, taken)
-        checked.append(found[0] < math.inf)
-        return found
+        end_s, nodes = _walk(sim, sim.requests[job], taken)
+        assert answer == (max(end_s, sim.now), set(nodes))
+        checked.append(end_s < math.inf)
+        return answer
 
-    monkeypatch.setattr(Simulation, "_find_reservation", compared)
+    monkeypatch.setattr(Simulation, "reservation", compared)
     sim = _sim("backfill-conservative", placement, num_jobs=120)
     sim.run()
     assert len(checked) > 50 and any(checked) and not all(checked)
