@@ -360,9 +360,7 @@ class Simulation:
             self._no_room_generation = self.cluster.generation
         if key in self._no_room:
             return False
-        if self._hides_every_node(avoid):
-            return False
-        placement = self._place_avoiding(request, avoid)
+        placement = None if self._hides_every_node(avoid) else self._place_avoiding(request, avoid)
         if placement is None:
             self._no_room.add(key)
             return False
@@ -417,13 +415,15 @@ class Simulation:
         """True when ``avoid`` holds every schedulable node: no placement can exist, since
         a placement policy places on schedulable nodes only (conservative backfill's
         reservations soon cover a small cluster, and each would walk the running jobs)."""
+        if not avoid:
+            return False
         up = int(np.count_nonzero(self.cluster.schedulable))
         if len(avoid) < up:
             return False
         nodes = np.fromiter(avoid, np.int64, len(avoid))
         return int(np.count_nonzero(self.cluster.schedulable[nodes])) == up
 
-    def reservation(self, job: int, taken: set[int]) -> tuple[float, set[int]]:
+    def reservation(self, job: int, taken: frozenset[int] | set[int]) -> tuple[float, set[int]]:
         request = self.requests[job]
         key = (request.shape_id, frozenset(taken))
         if self._reservation_generation != self.cluster.generation:
@@ -438,7 +438,7 @@ class Simulation:
         return (max(end_s, self.now), set(nodes))
 
     def _find_reservation(
-        self, request: Request, taken: set[int]
+        self, request: Request, taken: frozenset[int] | set[int]
     ) -> tuple[float, frozenset[int], int]:
         """Release running jobs in the order they are expected to end until the placement
         finds room; the cluster is then restored, its generation included, since its state is

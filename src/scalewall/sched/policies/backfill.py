@@ -60,11 +60,12 @@ class EasyBackfillQueue:
                     continue
                 full_off.add(shape)
             if reservations < self.reservations:
-                job_shadow_s, nodes = view.reservation(job, set(reserved))
+                job_shadow_s, nodes = view.reservation(job, reserved)
                 shadow_s = min(shadow_s, job_shadow_s)
-                reserved = reserved | nodes
                 reservations += 1
-                full_off.clear()  # more nodes avoided: a different question
+                if not nodes <= reserved:
+                    reserved = reserved | nodes
+                    full_off.clear()  # more nodes avoided: a different question
 
 
 @register_queue("backfill-conservative")
