@@ -9,6 +9,7 @@ meaning of an id are decided here once. Stacks are catalog data
 from __future__ import annotations
 
 import dataclasses
+import re
 import typing
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -44,21 +45,60 @@ def _index() -> dict[str, str]:
     return out
 
 
+_RELEASE = re.compile(r"^(?P<family>.+?)-?v?(?P<version>\d+\.\d+(?:\.\d+)*|\d{4})$")
+"""A name ending in a release: ``nemo-24.12``, ``megatron-core-0.13``, ``megatron-lm-2023``."""
+
+
+def _release(key: str) -> tuple[str, tuple[int, ...]] | None:
+    match = _RELEASE.match(key)
+    if match is None:
+        return None
+    return match["family"], tuple(int(part) for part in match["version"].split("."))
+
+
+def release_match(name: str) -> str | None:
+    """The catalog stack a release the catalog does not list runs as: of the ids and aliases
+    of the same family whose release number has as many leading digits (container years like
+    24.07 apart from NeMo 2.0 and from calendar years), the latest one not newer than the
+    named release, so a run gets the behaviour of the last release catalogued before it
+    (``nemo-24.12`` -> ``nemo-24.07``, ``megatron-core-0.13`` -> ``megatron-core``). None
+    when the name carries no release or nothing catalogued precedes it."""
+    wanted = _release(_normal(name))
+    if wanted is None:
+        return None
+    family, version = wanted
+    best: tuple[tuple[int, ...], str] | None = None
+    for key, stack_id in _index().items():
+        known = _release(key)
+        if known is None or known[0] != family:
+            continue
+        if len(str(known[1][0])) != len(str(version[0])) or known[1] > version:
+            continue
+        if best is None or known[1] > best[0]:
+            best = (known[1], stack_id)
+    return None if best is None else best[1]
+
+
 def stack_ids() -> list[str]:
     """The catalog's stack ids."""
     return sorted(catalog.stacks())
 
 
 def preset(name: str) -> Stack:
-    """The catalog stack with this id or alias (case, spaces and underscores ignored). An id
-    reads its one file; an alias needs the whole table."""
+    """The catalog stack with this id or alias (case, spaces and underscores ignored), or, for
+    a release the catalog does not list, the last one catalogued before it
+    (``release_match``). An id reads its one file; an alias needs the whole table."""
     key = _normal(name)
     direct: Stack | None = catalog.find_by_file("stacks", key)
     if direct is not None:
         return direct
-    stack_id = _index().get(key)
+    stack_id = _index().get(key) or release_match(key)
     if stack_id is None:
-        raise SpecError("stack", name, f"one of {', '.join(stack_ids())} (or an alias of one)")
+        raise SpecError(
+            "stack",
+            name,
+            f"one of {', '.join(stack_ids())} (or an alias of one, or a later release of one)",
+        )
     return catalog.stacks()[stack_id]
 
 
@@ -153,6 +193,7 @@ __all__ = [
     "behaviour_fields",
     "parse_assignments",
     "preset",
+    "release_match",
     "resolve_stack",
     "stack_ids",
     "with_overrides",

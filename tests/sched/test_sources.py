@@ -16,6 +16,7 @@ from scalewall.errors import SpecError
 from scalewall.sched.duration import JobView, PlacementSummary
 from scalewall.sched.engine import FailureModel, SimConfig, Simulation
 from scalewall.sched.jobs import job_table
+from scalewall.sched.traces._common import RecordedAttempt
 from scalewall.sched.traces.philly import read_philly
 
 
@@ -81,9 +82,21 @@ def _philly_log(tmp_path: Path) -> Path:
     return path
 
 
-def test_philly_failed_attempts_become_node_failures(tmp_path: Path) -> None:
+def test_philly_attempts_are_kept_and_sum_to_the_run_time(tmp_path: Path) -> None:
     read = read_philly(_philly_log(tmp_path))
-    assert read.node_failures == ((1800.0, "m2"), (7200.0, "m1"))
+    # Job 1's retried attempt failed on m1; job 2 failed without a retry (its end, no restart).
+    assert read.attempts == (
+        (
+            "application_1",
+            (
+                RecordedAttempt(run_s=7200.0, machine="m1", failed=True),
+                RecordedAttempt(run_s=3600.0, machine="m2", failed=False),
+            ),
+        ),
+    )
+    # 2 h + 1 h of attempts, not the 3 h 10 min span: the 10 minutes between them were a wait.
+    assert list(read.frame["run_s"]) == [10_800.0, 1_800.0]
+    assert read.node_failures == ()
     machines = tmp_path / "cluster_machine_list"
     machines.write_text("machineId,number of GPUs,single GPU mem\nm1,8,24GB\nm2,8,24GB\n")
     cluster = sched.load_cluster(str(machines))

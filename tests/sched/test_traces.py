@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import csv
 import json
+from datetime import datetime
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from scalewall.errors import SpecError
@@ -61,6 +64,9 @@ def test_skip_bad_rows_counts_and_keeps_the_rest(tmp_path: Path) -> None:
 
 
 def test_helios_and_acme_schema(tmp_path: Path) -> None:
+    """Rows written in the Helios ``cluster_log.csv`` schema: no real rows of a Helios job log
+    were found in a public repository (the logs ship only inside HeliosData's ``data.zip``).
+    Acme's real rows are tested in ``test_acme_readme_rows``."""
     header = (
         "job_id,user,vc,jobname,gpu_num,cpu_num,node_num,state,submit_time,start_time,"
         "end_time,duration,queue\n"
@@ -118,6 +124,9 @@ def test_philly_schema(tmp_path: Path) -> None:
 
 
 def test_pai_schema(tmp_path: Path) -> None:
+    """Task rows written in the ``pai_task_table`` schema: no real rows of it were found in a
+    public repository (it ships only as an archive outside git); the machine list has a real
+    excerpt (``test_pai_machine_spec_real_excerpt``)."""
     machines = tmp_path / "pai_machine_spec.csv"
     machines.write_text("m1,V100,96,512,8\nm2,CPU,96,512,0\n")
     nodes = read_pai_machines(machines)
@@ -137,3 +146,56 @@ def test_pai_machine_spec_real_file() -> None:
     nodes = read_pai_machines(SHARED / "pai2020" / "pai_machine_spec.csv")
     assert len(nodes) == 1896 or len(nodes) == 1897
     assert sum(n.num_gpus for n in nodes) == 6742
+
+
+EXCERPTS = Path(__file__).resolve().parents[1] / "data" / "traces"
+
+
+def _iso_s(stamp: str) -> float:
+    return datetime.fromisoformat(stamp).timestamp()
+
+
+def test_acme_readme_rows() -> None:
+    # Real rows (tests/data/traces/acme/NOTICE.md). Seren's `duration` is end - start; Kalos's
+    # counts from submission (its `duration` - `queue` is end - start), so each is checked
+    # against its own columns.
+    seren_path = EXCERPTS / "acme" / "trace_seren_readme.csv"
+    seren, raw = read_acme(seren_path).frame, pd.read_csv(seren_path)
+    assert list(seren["run_s"]) == list(raw["duration"].astype(float))
+    assert list(seren["num_gpu"]) == list(raw["gpu_num"]) and set(seren["tenant"]) == {"u5907"}
+    kalos_path = EXCERPTS / "acme" / "trace_kalos_readme.csv"
+    kalos, raw = read_acme(kalos_path).frame, pd.read_csv(kalos_path)
+    assert list(kalos["run_s"]) == list(raw["duration"] - raw["queue"])
+    assert list(kalos["cpu_milli"]) == list(raw["cpu_num"] * 1000)
+
+
+def test_acme_mixed_utc_offsets(tmp_path: Path) -> None:
+    # Seren's rows at +08:00 and Kalos's at +00:00 in one file: times compare in UTC.
+    columns = ["job_id", "user", "gpu_num", "cpu_num", "state", "submit_time", "start_time"]
+    columns.append("end_time")
+    rows = pd.concat(
+        [
+            pd.read_csv(EXCERPTS / "acme" / name, dtype=str)[columns]
+            for name in ("trace_kalos_readme.csv", "trace_seren_readme.csv")
+        ]
+    )
+    path = tmp_path / "trace_mixed.csv"
+    rows.to_csv(path, index=False)
+    frame = read_acme(path).frame
+    first = min(_iso_s(t) for t in rows["submit_time"])
+    assert list(frame["submit_s"]) == [_iso_s(t) - first for t in rows["submit_time"]]
+    spans = zip(rows["start_time"], rows["end_time"], strict=True)
+    assert list(frame["run_s"]) == [_iso_s(end) - _iso_s(start) for start, end in spans]
+
+
+def test_pai_machine_spec_real_excerpt() -> None:
+    # 40 real rows per GPU type (tests/data/traces/pai2020/NOTICE.md); headerless, as published.
+    path = EXCERPTS / "pai2020" / "pai_machine_spec_excerpt.csv"
+    with path.open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    header = (EXCERPTS / "pai2020" / "pai_machine_spec.header").read_text().strip()
+    assert header == "machine,gpu_type,cap_cpu,cap_mem,cap_gpu"
+    nodes = read_pai_machines(path)
+    assert [n.name for n in nodes] == [r[0] for r in rows]
+    assert [n.num_gpus for n in nodes] == [int(r[4]) for r in rows]
+    assert {n.gpu_model for n in nodes if n.num_gpus} == {r[1] for r in rows if int(r[4])}

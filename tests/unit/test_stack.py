@@ -133,3 +133,25 @@ def test_eager_pytorch_kernels_cost_what_torch_compile_saves() -> None:
     eager = estimate("llama3.1-8b", cluster, plan, stack="torchtitan-fsdp2")
     compiled = estimate("llama3.1-8b", cluster, plan, stack="torchtitan-fsdp2-compile")
     assert compiled.tokens_per_s / eager.tokens_per_s == pytest.approx(6667 / 5762, rel=0.03)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("nemo-24.12", "nemo-24.07"),
+        ("NeMo 24.09", "nemo-24.07"),
+        ("nemo-25.05", "nemo-25.04"),
+        ("nemo-26.06", "megatron-bridge"),
+        ("megatron-core-0.13", "megatron-core"),
+        ("megatron-lm-2025", "megatron-core"),
+        ("nemo-2.1", "megatron-bridge"),
+    ],
+)
+def test_an_uncatalogued_release_runs_as_the_last_one_before_it(name: str, expected: str) -> None:
+    assert preset(name).id == expected
+
+
+@pytest.mark.parametrize("name", ["nemo-24.01", "megatron-core-0.5", "megatron-lm-2020", "zero4"])
+def test_a_release_before_every_catalogued_one_is_an_error(name: str) -> None:
+    with pytest.raises(SpecError, match="later release"):
+        preset(name)

@@ -284,6 +284,9 @@ def _check_count(name: str, value: object, least: int, where: str) -> None:
 CUDA_GRAPH_SCOPES = ("none", "router", "attention", "layer", "full")
 """``Stack.cuda_graphs`` values, from nothing captured to the whole iteration."""
 
+MOE_DISPATCHERS = ("alltoall", "flex")
+"""``Stack.moe_token_dispatcher`` values: Megatron-Core ``moe_token_dispatcher_type``."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class Stack:
@@ -364,8 +367,17 @@ class Stack:
     carries the routed tokens only). 0: no padding."""
     moe_max_nodes_per_token: int = 0
     """Node-limited routing: a token is sent to experts on at most this many scale-up domains
-    and crosses the network once per domain, forwarded inside it over the scale-up fabric
-    (DeepSeek-V3: 4). 0: unlimited, each of the top-k copies travels separately."""
+    (DeepSeek-V3: 4). 0: unlimited. It bounds the network copies of a ``flex`` dispatcher,
+    which sends a token once per destination domain; ``alltoall`` sends every copy anyway."""
+    moe_token_dispatcher: str = "alltoall"
+    """How routed tokens reach their experts' ranks (Megatron-Core
+    ``moe_token_dispatcher_type``). ``alltoall``: one NCCL all-to-all in which each of a
+    token's top-k copies travels to its expert's rank on its own, over the network too.
+    ``flex`` (``moe_flex_dispatcher_backend`` deepep or hybridep: DeepEP, HybridEP, and
+    DeepSeek-V3's own kernels): a token crosses the network once per destination scale-up
+    domain, to the rank with the same in-domain index, and is forwarded to its experts there
+    over the scale-up fabric (DeepSeek-V3 report Sec. 3.2.2; deepseek-ai/DeepEP README,
+    asymmetric-domain forwarding from the NVLink to the RDMA domain)."""
     moe_host_sync: bool = True
     """Dropless routing synchronises the host with the GPU in every MoE layer's forward: the
     dispatcher copies the per-expert token counts to the host to size the all-to-all and the
@@ -439,6 +451,12 @@ class Stack:
     (FSDP2 ``reshard_after_forward=False``)."""
 
     def __post_init__(self) -> None:
+        if self.moe_token_dispatcher not in MOE_DISPATCHERS:
+            raise SpecError(
+                "moe_token_dispatcher",
+                self.moe_token_dispatcher,
+                f"one of {', '.join(MOE_DISPATCHERS)}",
+            )
         if self.cuda_graphs not in CUDA_GRAPH_SCOPES:
             raise SpecError(
                 "cuda_graphs", self.cuda_graphs, f"one of {', '.join(CUDA_GRAPH_SCOPES)}"

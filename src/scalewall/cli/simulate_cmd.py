@@ -71,21 +71,21 @@ def _failure_model(
     repair_hours: float,
     spare_nodes: int,
     demand: float,
+    restart_cost: bool,
 ) -> FailureModel | None:
-    """The rate model (``--failures``), the trace's own failures (``--trace-failures``), both,
-    or neither."""
-    if trace_failures and demand:
+    """The rate model (``--failures``), the trace's own failures (``--trace-failures``: the
+    recorded attempts of a Philly log, replayed in each job's run time), both, or neither."""
+    if trace_failures and demand and read.node_failures:
         raise SpecError(
             "trace-failures",
             True,
             "replays failures on the trace's clock; drop --demand, which rescales that clock",
         )
-    if trace_failures and not read.node_failures:
+    if trace_failures and not (read.node_failures or read.attempts):
         raise SpecError(
             "trace-failures",
             read.source,
-            "this trace records no node failures "
-            "(only Philly job logs name the machines of failed attempts)",
+            "this trace records no failures (only Philly job logs record the attempts of each job)",
         )
     # Built before the early return so that bad rates are refused even without --failures.
     model = FailureModel(
@@ -93,6 +93,8 @@ def _failure_model(
         repair_time_s=repair_hours * 3600.0,
         spare_nodes=spare_nodes,
         trace_failures=read.node_failures if trace_failures else (),
+        recorded_attempts=read.attempts if trace_failures else (),
+        charge_restarts=restart_cost,
     )
     if rate < 0 or not math.isfinite(rate):
         raise SpecError("failure_rate", rate, "a finite number of failures >= 0")
@@ -174,8 +176,14 @@ def simulate_command(
     trace_failures: bool = typer.Option(
         False,
         "--trace-failures/--no-trace-failures",
-        help="Replay the node failures the trace records "
-        "(Philly), on top of --failures' rate model.",
+        help="Replay the failed attempts the trace records (Philly: each job stops where "
+        "its attempt failed, charged to the attempt's machine), with --failures' rate model.",
+    ),
+    restart_cost: bool = typer.Option(
+        True,
+        "--restart-cost/--no-restart-cost",
+        help="Charge a job hit by a node failure the reliability model's restart "
+        "(detection, drain, start, communicators, state load, warm-up).",
     ),
     sample_s: float = typer.Option(3600.0, "--sample-interval-s"),
     skip_bad_rows: bool = typer.Option(
@@ -221,6 +229,7 @@ def simulate_command(
         repair_hours=repair_hours,
         spare_nodes=spare_nodes,
         demand=demand,
+        restart_cost=restart_cost,
     )
     duration = _duration(step_model, step_cluster or cluster, slowdown_per_tier)
     config = SimConfig(

@@ -209,32 +209,41 @@ def expert_alltoall_time_s(
     token_bytes: FloatArray,
     copies: float,
     max_domains: int,
+    per_domain: bool = False,
 ) -> FloatArray:
     """MoE dispatch (or combine) over an expert-parallel group of ``n`` ranks ``stride`` apart:
-    each rank sends ``copies`` copies of tokens whose one copy totals ``token_bytes``, to
+    each rank sends ``copies`` (k) copies of tokens whose one copy totals ``token_bytes``, to
     experts spread uniformly over the group.
 
     The share of destinations first reached at tier t is ``(inside_t - inside_{t-1}) / n``.
-    Inside the scale-up domain every copy travels on its own. Beyond it, node-limited routing
-    (``max_domains`` = M > 0, DeepSeek-V3's M = 4) sends a token at most once to each of at
-    most M domains, so ``min(copies, M)`` copies cross the network; the receiving domain
-    forwards them to their experts over the scale-up fabric, which carries those copies too.
-    Tiers work at the same time: the slowest sets the time (as ``alltoall_time_s``).
+    Without ``per_domain`` (an all-to-all dispatcher) every copy travels on its own: k times
+    that share crosses tier t. With ``per_domain`` (DeepEP / HybridEP) a token crosses the
+    network once per remote scale-up domain holding one of its experts, and the receiving
+    domain forwards the copies over the scale-up fabric, which carries them too. Over D
+    domains with k uniform picks, a token reaches (D - 1)(1 - (1 - 1/D)^k) remote domains on
+    average; node-limited routing (``max_domains`` = M > 0, DeepSeek-V3's M = 4) bounds that
+    by M (D - 1) / D. The remote crossings are spread over the tiers by their shares. Tiers
+    work at the same time: the slowest sets the time (as ``alltoall_time_s``).
     """
     total = np.where(n > 1, eff.comm.collective_launch_s, 0.0)
     slowest = np.zeros_like(np.asarray(token_bytes, dtype=np.float64))
     below = np.ones_like(n)
     factors = level_factors(cluster, n, stride)
-    scale_up_inside = factors[0]
-    remote = 1.0 - scale_up_inside / n
-    network_copies = min(copies, max_domains) if max_domains > 0 else copies
+    domains = n / factors[0]
+    remote = 1.0 - 1.0 / domains
+    network = copies * remote
+    if per_domain:
+        network = (domains - 1.0) * (1.0 - (1.0 - 1.0 / domains) ** copies)
+        if max_domains > 0:
+            network = np.minimum(network, max_domains * remote)
+    per_remote = np.where(remote > 0, network / np.maximum(remote, 1e-30), 0.0)
     for index, (tier, f) in enumerate(zip(cluster.tiers, factors, strict=True)):
         inside = below * f
         share = (inside - below) / n
         if index == 0:
-            crossing = copies * share + (copies * remote if max_domains > 0 else 0.0)
+            crossing = copies * share + (copies * remote if per_domain else 0.0)
         else:
-            crossing = network_copies * share
+            crossing = per_remote * share
         bandwidth = _bandwidth(tier, eff) * eff.comm.expert_alltoall_bw_efficiency
         time = crossing * token_bytes / bandwidth + np.where(
             f > 1, (f - 1.0) * _step_latency(tier, eff), 0.0

@@ -177,6 +177,7 @@ def expert_comm_times(
             sent * bytes_per_element,
             float(model.top_k),
             stack.moe_max_nodes_per_token,
+            stack.moe_token_dispatcher == "flex",
         )
 
     combine = a2a(stack.moe_combine_bytes)

@@ -9,6 +9,11 @@ Jobs make progress in "work seconds" (run time on a compact placement). A job on
 that crosses more topology tiers runs slower (``DurationModel``). When a job stops early
 (preemption or a failed node) it resumes from its last checkpoint, taken every
 ``checkpoint_interval_s`` of work; the wall time since that checkpoint is counted as lost.
+A job stopped by a failed node also pays the reliability model's restart
+(`scalewall.reliability.checkpoint.RestartSpec`) at the start of its next attempt, holding its
+new GPUs while it detects, drains, starts, sets up communicators, loads its state and warms up.
+Attempts a trace records (Philly) are replayed instead: the job stops where each failed attempt
+ended, in its own work seconds, and the failure is charged to the machine the trace names.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import heapq
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +36,10 @@ from scalewall.sched.pending import PendingOrder
 from scalewall.sched.policies import make_placement, make_queue
 from scalewall.sched.policies.base import fits_when_empty
 from scalewall.sched.tenancy import Tenancy, TenantQueue, build_tenancy, check_unique
+from scalewall.sched.traces._common import RecordedAttempt
+
+if TYPE_CHECKING:
+    from scalewall.reliability.checkpoint import RestartSpec
 
 DAY_S = 86_400.0
 
@@ -57,8 +67,25 @@ class FailureModel:
     """Node failures replayed from a trace, as (time_s, node name), on top of the rate model
     (set ``failures_per_1000_node_days`` to 0 to replay only these). A failure of a node that
     is already down, isolated or a spare is ignored."""
+    recorded_attempts: tuple[tuple[str, tuple[RecordedAttempt, ...]], ...] = ()
+    """Attempts a trace recorded, per job id (``TraceRead.attempts``): the job stops after each
+    failed attempt's run time (in work seconds, so the replay's own placement and queueing
+    decide when), waits again and goes on where that attempt ended; the failure counts as a
+    fault of the attempt's machine (its health score), not of whichever job sits there. The
+    failed attempt's GPU time counts as lost (the log does not say what a checkpoint kept of
+    it), and no restart cost is added: the recorded attempts' times already hold it."""
+    restart: RestartSpec | None = None
+    """Phases of the restart a failed node's job pays (`reliability.checkpoint.RestartSpec`);
+    None: that model's defaults. Its ``rescheduling`` phase is not charged: the replay queues
+    and places the job itself."""
+    state_load_s: float = 60.0
+    """Assumption: reading a job's last checkpoint back (the restart's ``state_load`` phase).
+    A trace gives no model sizes; for a known job pass ``checkpoint_cost(...).restore_s``."""
+    charge_restarts: bool = True
+    """False: a failed job resumes at once (lost work only), as the replay did before."""
 
     def __post_init__(self) -> None:
+        _check_number("state_load_s", self.state_load_s, 0.0)
         _check_number("failures_per_1000_node_days", self.failures_per_1000_node_days, 0.0)
         _check_number("repair_time_s", self.repair_time_s, 0.0, strict=True)
         _check_number("fault_window_s", self.fault_window_s, 0.0, strict=True)
@@ -86,7 +113,9 @@ class SimConfig:
     """Placement policy name (see ``scalewall.sched.policies.placement_names``)."""
     seed: int = 0
     checkpoint_interval_s: float = 3600.0
-    """Work between checkpoints; a stopped job loses what it did since the last one."""
+    """Work between checkpoints; a stopped job loses what it did since the last one and does
+    it again when it resumes (the catch-up). The stall of each checkpoint is not added: a
+    trace's run times (and the generators drawn from them) already include it."""
     sample_interval_s: float = 3600.0
     """Time-series sampling period."""
     failures: FailureModel | None = None
@@ -137,6 +166,23 @@ class SimConfig:
             )
 
 
+REPLAYED_PHASES = ("rescheduling",)
+"""Restart phases the replay itself simulates (queueing and placing the job again), so they
+are not charged as a fixed time."""
+
+
+def _restart_spec(failures: FailureModel | None) -> RestartSpec | None:
+    """The restart phases a failed job pays; the reliability model (and its scipy import) is
+    loaded only for a replay with failures."""
+    if failures is None or not failures.charge_restarts:
+        return None
+    if failures.restart is not None:
+        return failures.restart
+    from scalewall.reliability.checkpoint import RestartSpec
+
+    return RestartSpec()
+
+
 def _check_number(name: str, value: float, least: float, *, strict: bool = False) -> None:
     """A finite number at least ``least`` (above it when ``strict``)."""
     ok = math.isfinite(value) and (value > least if strict else value >= least)
@@ -168,6 +214,16 @@ class JobState:
     """The current attempt's end event is its time limit."""
     skipped: npt.NDArray[np.bool_] = field(init=False)
     """Left out of the replay: it could never fit the cluster (``SimConfig.never_fit``)."""
+    restart_due_s: npt.NDArray[np.float64] = field(init=False)
+    """Restart overhead the next attempt pays before it does work (after a node failure)."""
+    overhead_s: npt.NDArray[np.float64] = field(init=False)
+    """Restart overhead of the current attempt (wall seconds at its start)."""
+    restart_gpu_s: npt.NDArray[np.float64] = field(init=False)
+    """GPU-seconds held while restarting."""
+    recorded_next: npt.NDArray[np.int64] = field(init=False)
+    """Index of the next recorded failed attempt (``FailureModel.recorded_attempts``)."""
+    recorded_hit: npt.NDArray[np.bool_] = field(init=False)
+    """The current attempt's end event is a recorded failure."""
 
     def __post_init__(self) -> None:
         self.first_start_s = np.full(self.n, np.nan)
@@ -184,6 +240,11 @@ class JobState:
         self.timed_out = np.zeros(self.n, dtype=bool)
         self.limit_hit = np.zeros(self.n, dtype=bool)
         self.skipped = np.zeros(self.n, dtype=bool)
+        self.restart_due_s = np.zeros(self.n)
+        self.overhead_s = np.zeros(self.n)
+        self.restart_gpu_s = np.zeros(self.n)
+        self.recorded_next = np.zeros(self.n, dtype=np.int64)
+        self.recorded_hit = np.zeros(self.n, dtype=bool)
 
 
 class Simulation:
@@ -268,6 +329,14 @@ class Simulation:
         self.warnings: list[str] = []
         """Conditions a reader of the results should know of (jobs skipped, a stuck queue)."""
         self._waited_long = False
+        self._restart = _restart_spec(config.failures)
+        self._recorded = self._recorded_failures(config.failures)
+        """Job -> (work seconds at which each retried attempt failed, its machine)."""
+        self.recorded_faults: dict[str, int] = {}
+        """Recorded failures per machine name."""
+        self._node_index = (
+            {name: i for i, name in enumerate(self.cluster.names)} if self._recorded else {}
+        )
         self._dirty = True
         """Something a queue pass depends on changed since the last pass (an arrival, freed or
         returned capacity). Without a change a pass would start nothing: no policy's choice
@@ -348,7 +417,8 @@ class Simulation:
     def _estimate_end(self, job: int) -> float:
         """When a job just started ends by its estimate (fixed while it runs)."""
         left = max(float(self._jobs.est_run_s[job]) - float(self.state.work_done_s[job]), 0.0)
-        return self._running[job] + left * float(self.state.slowdown[job])
+        overhead = float(self.state.overhead_s[job])
+        return self._running[job] + overhead + left * float(self.state.slowdown[job])
 
     def try_start(
         self, job: int, *, borrowed: bool = False, avoid: frozenset[int] | set[int] = frozenset()
@@ -381,17 +451,22 @@ class Simulation:
         )
         run_s = self.duration.run_time_s(view, summary)
         self.state.slowdown[job] = run_s / base if base > 0 else 1.0
+        overhead = float(self.state.restart_due_s[job])
+        self.state.overhead_s[job] = overhead
+        self.state.restart_due_s[job] = 0.0
         end_s = self._estimate_end(job)
         self._expected_end[job] = end_s
         bisect.insort(self._ends, (end_s, job))
         self.state.tiers[job] = summary.tiers_crossed
         if math.isnan(self.state.first_start_s[job]):
             self.state.first_start_s[job] = self.now
-        left = max(base - self.state.work_done_s[job], 0.0) * self.state.slowdown[job]
+        left = max(base - self.state.work_done_s[job], 0.0) * self.state.slowdown[job] + overhead
         limit = self.config.walltime_factor * float(self._jobs.est_run_s[job])
         limit_left = max(limit - float(self.state.wall_used_s[job]), 0.0)
-        self.state.limit_hit[job] = limit_left < left
-        self._push(self.now + min(left, limit_left), FINISH, job)
+        fail_left = self._recorded_failure_left(job, overhead)
+        self.state.limit_hit[job] = limit_left < min(left, fail_left)
+        self.state.recorded_hit[job] = not self.state.limit_hit[job] and fail_left < left
+        self._push(self.now + min(left, limit_left, fail_left), FINISH, job)
         self.events.append((self.now, "start", job))
         return True
 
@@ -641,12 +716,26 @@ class Simulation:
         self.state.epoch[job] += 1
         return ran
 
+    def _ran_past_overhead(self, job: int, ran: float) -> float:
+        """Wall seconds of work in an attempt that ran ``ran``: its restart overhead first
+        (charged as restart GPU-seconds), the rest is work."""
+        st = self.state
+        charged = min(ran, float(st.overhead_s[job]))
+        st.restart_gpu_s[job] += charged * self.requests[job].gpu_demand_milli / GPU_MILLI
+        st.restart_due_s[job] = float(st.overhead_s[job]) - charged  # left, if cut short
+        st.overhead_s[job] = 0.0
+        return ran - charged
+
     def _stop(self, job: int, why: str) -> None:
-        """Stop a running job early; it rolls back to its last checkpoint and waits again."""
-        ran = self._release(job)
+        """Stop a running job early; it rolls back to its last checkpoint and waits again
+        (after a node failure, paying the restart at its next start)."""
+        nodes = len(self.where[job].nodes)
+        ran = self._ran_past_overhead(job, self._release(job))
+        if why == "failure" and self._restart is not None:
+            self.state.restart_due_s[job] = self._restart_cost_s(job, nodes)
         done = self.state.work_done_s[job] + ran / self.state.slowdown[job]
         interval = self.config.checkpoint_interval_s
-        kept = math.floor(done / interval) * interval
+        kept = max(math.floor(done / interval) * interval, self._recorded_start(job))
         lost_wall = (done - kept) * self.state.slowdown[job]
         lost = lost_wall * self.requests[job].gpu_demand_milli / GPU_MILLI
         self.state.lost_gpu_s[job] += lost
@@ -655,7 +744,7 @@ class Simulation:
         self._pending_add(job)
 
     def _finish(self, job: int) -> None:
-        ran = self._release(job)
+        ran = self._ran_past_overhead(job, self._release(job))
         self.state.end_s[job] = self.now
         if self.state.limit_hit[job]:
             self.state.work_done_s[job] += ran / self.state.slowdown[job]
@@ -686,6 +775,79 @@ class Simulation:
                 self.events.append((self.now, "spare_in", spare))
         else:
             self._push(self.now + failures.repair_time_s, REPAIR, node)
+
+    def _restart_cost_s(self, job: int, nodes: int) -> float:
+        """Wall seconds a job restarting after a node failure holds its GPUs before it works
+        again: the restart phases of `RestartSpec.phases` for its ranks and nodes, a new node
+        needed, less ``rescheduling`` (the replay's own queueing and placement)."""
+        failures, restart = self.config.failures, self._restart
+        assert failures is not None and restart is not None
+        phases = restart.phases(
+            ranks=self.requests[job].num_gpu,
+            restore_s=failures.state_load_s,
+            nodes=nodes,
+            new_node=True,
+        )
+        return sum(s for phase, s in phases.items() if phase not in REPLAYED_PHASES)
+
+    def _recorded_failures(
+        self, failures: FailureModel | None
+    ) -> dict[int, tuple[list[float], list[str]]]:
+        """Per job index: the work seconds at which each retried attempt ended, and its
+        machine (``FailureModel.recorded_attempts``)."""
+        if failures is None or not failures.recorded_attempts:
+            return {}
+        rows: dict[str, list[int]] = {}
+        for j, job_id in enumerate(self._jobs.job_id):
+            rows.setdefault(job_id, []).append(j)
+        out: dict[int, tuple[list[float], list[str]]] = {}
+        for job_id, attempts in failures.recorded_attempts:
+            if job_id not in rows:
+                raise SpecError("recorded_attempts", job_id, "names no job of the trace")
+            ends = np.cumsum([a.run_s for a in attempts]).tolist()
+            failed = [i for i, a in enumerate(attempts) if a.failed]
+            for j in rows[job_id]:
+                out[j] = ([ends[i] for i in failed], [attempts[i].machine for i in failed])
+        return out
+
+    def _recorded_failure_left(self, job: int, overhead: float) -> float:
+        """Wall seconds until the job's next recorded failure, from its start now."""
+        recorded = self._recorded.get(job)
+        if recorded is None or self.state.recorded_next[job] >= len(recorded[0]):
+            return math.inf
+        at = recorded[0][int(self.state.recorded_next[job])]
+        work = max(at - float(self.state.work_done_s[job]), 0.0)
+        return overhead + work * float(self.state.slowdown[job])
+
+    def _recorded_start(self, job: int) -> float:
+        """Work seconds at which the job's current recorded attempt began (0 before any
+        failed): a later stop rolls back no further, since the recorded attempt's run time
+        is counted from there."""
+        i = int(self.state.recorded_next[job])
+        return self._recorded[job][0][i - 1] if i else 0.0
+
+    def _recorded_fail(self, job: int) -> None:
+        """A recorded failed attempt ends: the job waits again and goes on where it ended; the
+        attempt's GPU time is lost to the failure and the fault is the recorded machine's."""
+        st = self.state
+        self._ran_past_overhead(job, self._release(job))
+        ends, machines = self._recorded[job]
+        i = int(st.recorded_next[job])
+        st.recorded_next[job] += 1
+        st.work_done_s[job] = ends[i]
+        attempt_s = ends[i] - (ends[i - 1] if i else 0.0)
+        lost = attempt_s * float(st.slowdown[job]) * self.requests[job].gpu_demand_milli / GPU_MILLI
+        st.lost_gpu_s[job] += lost
+        self.lost_by_kind["failure"] += lost
+        st.restarts[job] += 1
+        self.events.append((self.now, "recorded_fail", job))
+        machine = machines[i]
+        self.recorded_faults[machine] = self.recorded_faults.get(machine, 0) + 1
+        node = self._node_index.get(machine)
+        if node is not None:
+            self.faults.setdefault(node, []).append(self.now)
+            self.events.append((self.now, "machine_fault", node))
+        self._pending_add(job)
 
     def _schedule_failure(self, node: int) -> None:
         failures = self.config.failures
@@ -778,7 +940,11 @@ class Simulation:
             assert time_s >= self.now
             self.now = time_s
             if kind == FINISH:
-                if epoch == self.state.epoch[arg]:  # else stale: the job stopped meanwhile
+                if epoch != self.state.epoch[arg]:
+                    pass  # stale: the job stopped meanwhile
+                elif self.state.recorded_hit[arg]:
+                    self._recorded_fail(arg)
+                else:
                     self._finish(arg)
                     work_left -= 1
             elif kind == ARRIVE:

@@ -32,6 +32,29 @@ def _pct(values: np.ndarray, q: float) -> float:
     return float(np.percentile(values, q)) if values.size else float("nan")
 
 
+def goodput_fracs(metered_gpu_s: np.ndarray, wasted_gpu_s: np.ndarray) -> np.ndarray:
+    """Share of the GPU time held that made lasting progress: 1 - (work lost since the last
+    checkpoint + restart overhead) / GPU time metered, as ETTR counts it (Kokolis et al.,
+    HPCA'25); NaN where nothing was metered."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(metered_gpu_s > 0, 1.0 - wasted_gpu_s / metered_gpu_s, np.nan)
+
+
+def _goodput_summary(jobs: pd.DataFrame) -> dict[str, Any]:
+    """Cluster goodput (GPU-time weighted) and the spread over jobs that ran."""
+    metered = float(jobs["gpu_hours_metered"].sum())
+    wasted = float((jobs["gpu_hours_lost"] + jobs["gpu_hours_restart"]).sum())
+    per_job = jobs["goodput_frac"].dropna().to_numpy()
+    return {
+        "goodput_frac": 1.0 - wasted / metered if metered > 0 else None,
+        "job_goodput_frac": {
+            "mean": float(per_job.mean()) if per_job.size else None,
+            "p5": _pct(per_job, 5) if per_job.size else None,
+            "p50": _pct(per_job, 50) if per_job.size else None,
+        },
+    }
+
+
 def job_frame(sim: Simulation) -> pd.DataFrame:
     """Per-job results."""
     jobs, st = sim.jobs, sim.state
@@ -49,6 +72,8 @@ def job_frame(sim: Simulation) -> pd.DataFrame:
     frame["preemptions"] = st.preemptions
     frame["gpu_hours_metered"] = st.metered_gpu_s / HOUR_S
     frame["gpu_hours_lost"] = st.lost_gpu_s / HOUR_S
+    frame["gpu_hours_restart"] = st.restart_gpu_s / HOUR_S
+    frame["goodput_frac"] = goodput_fracs(st.metered_gpu_s, st.lost_gpu_s + st.restart_gpu_s)
     frame["finished"] = np.isfinite(end)
     frame["timed_out"] = st.timed_out
     frame["skipped"] = st.skipped
@@ -107,7 +132,11 @@ def summarize_run(sim: Simulation, jobs: pd.DataFrame, series: pd.DataFrame) -> 
         "jain_index_tenant_slowdown": jain_index(tenant_slowdown.to_numpy(dtype=float)),
         "gpu_hours_lost_failures": sim.lost_by_kind["failure"] / HOUR_S,
         "gpu_hours_lost_preemption": sim.lost_by_kind["preemption"] / HOUR_S,
+        "gpu_hours_restart": float(jobs["gpu_hours_restart"].sum()),
+        **_goodput_summary(jobs),
         "node_failures": sum(1 for e in sim.events if e[1] == "node_fail"),
+        "recorded_failures": sum(sim.recorded_faults.values()),
+        "machines_with_recorded_failures": len(sim.recorded_faults),
         "nodes_isolated": len(sim.isolated),
         "total_gpus": sim.total_gpu_milli // GPU_MILLI,
     }

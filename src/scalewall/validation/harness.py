@@ -73,12 +73,15 @@ class Comparison:
 def _options(case: Case) -> dict[str, list[Any]]:
     """Candidate values per plan field: the published value, or every sensible one if null."""
     plan, training, model = case.plan, case.training, case.model
-    tp, pp, dp = plan.get("tp") or 1, plan.get("pp") or 1, plan.get("dp") or 1
+    tp, pp, cp = plan.get("tp") or 1, plan.get("pp") or 1, plan.get("cp") or 1
+    # A data-parallel width left open fills the GPUs the other widths leave (dp = n / (tp pp
+    # cp)), as every framework derives it; a non-whole quotient is the plan's error below.
+    dp = plan.get("dp") or max(1, case.hardware["gpus"] // (tp * pp * cp))
     opts: dict[str, list[Any]] = {
         "tp": [tp],
         "pp": [pp],
         "dp": [dp],
-        "cp": [plan.get("cp") or 1],
+        "cp": [cp],
         "ep": [plan.get("ep") or 1],
         "etp": [plan.get("etp") or 1],
         "cp_mode": [plan.get("cp_mode") or "ring"],
@@ -289,6 +292,8 @@ def unknown_published(case: Case) -> list[CaseMessage]:
     """One warning per ``published`` key (or memory part) the format does not document: it
     is not compared."""
     memory = case.published.get("memory_gib") or {}
+    if not any(k in case.published for k in KNOWN_PUBLISHED if k != "tflops_convention"):
+        return [CaseMessage(id=case.id, text="published states no metric: nothing compared")]
     keys = [k for k in case.published if k not in KNOWN_PUBLISHED]
     keys += [f"memory_gib.{k}" for k in memory if k not in MEMORY_PARTS]
     return [
@@ -374,6 +379,10 @@ def validate_cases(
             continue
         comparisons.extend(compare(pred))
         warnings.extend(unknown_published(case))
+        warnings.extend(
+            CaseMessage(id=case.id, text=f"{k} is not a field of the runs format; not read")
+            for k in case.ignored
+        )
         stacks[case.id] = case.stack.id
         if case.published.get("fits") is not None:
             fits[case.id] = (bool(case.published["fits"]), pred.fits)

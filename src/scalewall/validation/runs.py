@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, replace
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -97,6 +99,8 @@ class Case:
     hardware: dict[str, Any]
     published: dict[str, Any]
     stack: Stack
+    ignored: tuple[str, ...] = ()
+    """Keys of the case the format does not define (``model.experts``, say): not read."""
 
     @property
     def group(self) -> str:
@@ -365,6 +369,7 @@ def _read_file(path: Path) -> RunsFile:
                     hardware=raw["hardware"],
                     published=raw["published"],
                     stack=case_stack(plan.get("stack"), f"{path}: case {label}"),
+                    ignored=ignored_keys(raw),
                 )
             )
         except KeyError as exc:
@@ -372,6 +377,38 @@ def _read_file(path: Path) -> RunsFile:
         except (ValueError, TypeError) as exc:
             errors.append(CaseMessage(id=label, text=str(exc)))
     return RunsFile(cases=cases, errors=errors)
+
+
+@cache
+def _format_keys() -> dict[str, frozenset[str]]:
+    """Keys the runs schema defines for a case and each of its sections (``model.moe`` too)."""
+    from scalewall.schemas import schema
+
+    case = schema("runs")["properties"]["cases"]["items"]["properties"]
+    out = {"": frozenset(case)}
+    for section in ("model", "training", "plan", "hardware"):
+        out[section] = frozenset(case[section]["properties"])
+    out["model.moe"] = frozenset(case["model"]["properties"]["moe"]["properties"])
+    return out
+
+
+def ignored_keys(raw: dict[str, Any]) -> tuple[str, ...]:
+    """Dotted names of the keys of a case the format does not define, so not read; a model
+    given as a HuggingFace config's own keys is read by the config reader instead.
+    ``published`` keys are reported by the harness (``unknown_published``)."""
+    known = _format_keys()
+    out = [k for k in raw if k not in known[""]]
+    for section in ("training", "plan", "hardware", "model"):
+        data = raw.get(section)
+        if not isinstance(data, dict):
+            continue
+        if section == "model" and "num_hidden_layers" in data and "hidden_size" in data:
+            continue
+        out += [f"{section}.{k}" for k in data if k not in known[section]]
+    moe = (raw.get("model") or {}).get("moe") if isinstance(raw.get("model"), dict) else None
+    if isinstance(moe, dict):
+        out += [f"model.moe.{k}" for k in moe if k not in known["model.moe"]]
+    return tuple(out)
 
 
 def _check_case(raw: Any, seen: set[str]) -> None:
@@ -398,8 +435,8 @@ def _check_case(raw: Any, seen: set[str]) -> None:
 def _check_published(published: dict[str, Any]) -> None:
     for name in PUBLISHED_METRICS:
         value = published.get(name)
-        if value is not None and not _is_number(value):
-            raise SpecError(f"published.{name}", value, "a number or null")
+        if value is not None and not (_is_number(value) and math.isfinite(value) and value > 0):
+            raise SpecError(f"published.{name}", value, "a positive finite number or null")
     memory = published.get("memory_gib") or {}
     if not isinstance(memory, dict) or not all(map(_is_number, memory.values())):
         raise SpecError("published.memory_gib", memory, f"an object of numbers: {MEMORY_PARTS}")

@@ -101,6 +101,28 @@ def _text_config(cfg: dict[str, Any]) -> dict[str, Any]:
     return cfg
 
 
+NESTED_BLOCKS = ("ffn_config", "attn_config")
+"""Sub-tables some configs keep their FFN and attention keys in (DBRX: ``ffn_config``
+``moe_num_experts``, ``moe_top_k``, ``ffn_hidden_size``; ``attn_config`` ``kv_n_heads``)."""
+
+
+def _nested_blocks(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The config with the keys of its FFN and attention sub-tables read as its own (a key the
+    config states itself wins)."""
+    out = dict(cfg)
+    for block in NESTED_BLOCKS:
+        inner = cfg.get(block)
+        if isinstance(inner, dict):
+            for key, value in inner.items():
+                out.setdefault(key, value)
+    attn = cfg.get("attn_config")
+    multihead = isinstance(attn, dict) and attn.get("attn_type") == "multihead_attention"
+    if multihead and "kv_n_heads" not in cfg:
+        # MPT: ``kv_n_heads`` applies to its grouped- and multi-query types only.
+        out.pop("kv_n_heads", None)
+    return out
+
+
 def _sliding_window(cfg: dict[str, Any], layers: int, window: int) -> int:
     """The window every layer uses, or 0 where some layers (or all) attend to the whole
     sequence: Qwen2/3 write a window they do not use (``use_sliding_window: false``); Gemma 2/3
@@ -116,6 +138,17 @@ def _sliding_window(cfg: dict[str, Any], layers: int, window: int) -> int:
     return window
 
 
+NON_TRANSFORMER_TYPES = frozenset(
+    {
+        "mamba", "mamba2", "falcon_mamba", "jamba", "zamba", "zamba2", "bamba", "nemotron_h",
+        "falcon_h1", "granitemoehybrid", "rwkv", "rwkv7", "recurrent_gemma", "qwen3_next",
+        "lfm2", "xlstm", "minimax", "minimax_m1",
+    }
+)  # fmt: skip
+"""Model types with state-space, recurrent or linear-attention layers, which the step model's
+transformer layer does not describe: refused rather than modelled as attention layers."""
+
+
 def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     """Map a HuggingFace transformers ``config.json`` onto a ModelSpec.
 
@@ -124,13 +157,14 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     Qwen-MoE (``num_experts``, ``decoder_sparse_step``, ``mlp_only_layers``), DeepSeek-V2/V3
     (MLA ranks, ``n_routed_experts``) and multimodal configs' ``text_config``. The MLP has
     three matrices for the gated model types (:data:`GATED_MLP_TYPES`) and two for the others;
-    an unknown type is read by its activation. Llama 4 (``interleave_moe_layer_step``) and
-    gpt-oss (``experts_per_token``) MoE keys too.
+    an unknown type is read by its activation. Llama 4 (``interleave_moe_layer_step``, the
+    dense width ``intermediate_size_mlp``, a shared expert per MoE layer), DBRX (``ffn_config``
+    and ``attn_config`` sub-tables) and gpt-oss (``experts_per_token``) MoE keys too.
     """
     where = f"{name}"
     if not isinstance(cfg, dict):
         raise SpecError("config.json", type(cfg).__name__, "a JSON object", where=where)
-    cfg = _text_config(cfg)
+    cfg = _nested_blocks(_text_config(cfg))
     attn_config = cfg.get("attn_config")
     mpt_attn: dict[str, Any] = attn_config if isinstance(attn_config, dict) else {}
 
@@ -138,6 +172,14 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         return _hf_int(cfg, *names, default=default, where=where)
 
     model_type = str(cfg.get("model_type") or "")
+    if model_type in NON_TRANSFORMER_TYPES:
+        raise SpecError(
+            "model_type",
+            model_type,
+            "a transformer whose every layer is attention and an MLP or MoE (state-space, "
+            "recurrent and linear-attention layers are not modelled)",
+            where=where,
+        )
     hidden = num("hidden_size", "n_embd", "d_model")
     heads = num("num_attention_heads", "n_head", "n_heads")
     layers = num("num_hidden_layers", "n_layer", "n_layers")
@@ -163,10 +205,21 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         else:
             kv_heads = 1 if cfg.get("multi_query", True) else heads
     else:
-        kv_heads = num("num_key_value_heads", "num_kv_heads", "n_head_kv", default=heads)
-    routed = num("n_routed_experts", "num_local_experts", "num_experts", default=0)
+        kv_heads = num(
+            "num_key_value_heads", "num_kv_heads", "n_head_kv", "kv_n_heads", default=heads
+        )
+    routed = num(
+        "n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts", default=0
+    )
     expert_ffn = num("moe_intermediate_size", default=0) or (ffn_hidden if routed else 0)
     shared = num("n_shared_experts", default=0)
+    if routed and cfg.get("intermediate_size_mlp") is not None:
+        # Llama 4: ``intermediate_size`` is the expert's width, ``intermediate_size_mlp`` the
+        # dense layers'; every MoE layer adds one shared expert of the expert's width
+        # (transformers ``Llama4TextMoe.shared_expert``).
+        expert_ffn = ffn_hidden
+        ffn_hidden = num("intermediate_size_mlp")
+        shared = shared or 1
     shared_width = num("shared_expert_intermediate_size", default=0)
     if not shared and shared_width and expert_ffn:
         shared = shared_width // expert_ffn
@@ -211,7 +264,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         linear_bias=model_type in BIASED_LINEAR_TYPES,
         routed_experts=routed,
         shared_experts=shared,
-        top_k=num("num_experts_per_tok", "experts_per_token", "moe_topk", default=0),
+        top_k=num("num_experts_per_tok", "experts_per_token", "moe_topk", "moe_top_k", default=0),
         expert_ffn_hidden=expert_ffn,
         first_dense_layers=first_dense,
         moe_layer_freq=_moe_layer_freq(cfg, num) if routed else 1,

@@ -32,19 +32,43 @@ def test_ep_inside_an_nvl72_domain_vs_across_nodes() -> None:
     GB200 NVL72: all 64 ranks share one 72-GPU NVLink domain: 8 x 63/64 = 7.875 copies at
     900 GB/s x 0.80 = 720 GB/s -> 1.094 ms (+ 63 x 1 us ring steps + 20 us launch = 1.177 ms).
     H100, 8 per node: 7/64 of the peers on NVLink, 56/64 behind a 50 GB/s NIC at 0.92:
-    7 copies x 100 MB / 46 GB/s = 15.2 ms. Node-limited to M = 4 nodes: 3.5 copies, 7.6 ms.
-    """
+    7 copies x 100 MB / 46 GB/s = 15.2 ms with an all-to-all dispatcher. A per-node (DeepEP)
+    dispatcher sends a token once to each of the 8 x (1 - (7/8)^8) = 5.25 nodes its 8 experts
+    lie on on average, 7 x (1 - (7/8)^8) = 4.59 of them remote: 10.0 ms; node-limited to
+    M = 4 nodes, at most 4 x 7/8 = 3.5 remote: 7.6 ms. An all-to-all dispatcher sends all
+    7 remote copies whatever the routing limit."""
+    # The hand-derived times are at the tiers' collective bandwidth; the all-to-all runs at
+    # the fitted share of it.
+    a2a = EFF.comm.expert_alltoall_bw_efficiency
     nvl72 = resolve_cluster(gpu="gb200", gpus=576)
     h100 = resolve_cluster(gpu="h100-sxm-80gb", gpus=1024)
     args = (_one(64.0), _one(1.0), _one(1e8), 8.0)
     inside = float(expert_alltoall_time_s(nvl72, EFF, *args, 0)[0])
     across = float(expert_alltoall_time_s(h100, EFF, *args, 0)[0])
-    limited = float(expert_alltoall_time_s(h100, EFF, *args, 4)[0])
-    assert inside == pytest.approx(7.875e8 / 7.2e11 + 63e-6 + 20e-6, rel=1e-9)
+    per_node = float(expert_alltoall_time_s(h100, EFF, *args, 0, True)[0])
+    limited = float(expert_alltoall_time_s(h100, EFF, *args, 4, True)[0])
+    unlimited_a2a = float(expert_alltoall_time_s(h100, EFF, *args, 4, False)[0])
+    inside_flex = float(expert_alltoall_time_s(nvl72, EFF, *args, 4, True)[0])
+    assert inside == pytest.approx(7.875e8 / (7.2e11 * a2a) + 63e-6 + 20e-6, rel=1e-9)
     # Latency terms (7 ring steps of a few us) are under 0.3% of the network time.
-    assert across == pytest.approx(7e8 / 4.6e10, rel=0.01)
-    assert limited == pytest.approx(3.5e8 / 4.6e10, rel=0.01)
+    assert across == pytest.approx(7e8 / (4.6e10 * a2a), rel=0.01)
+    assert per_node == pytest.approx(7 * (1 - (7 / 8) ** 8) * 1e8 / (4.6e10 * a2a), rel=0.01)
+    assert limited == pytest.approx(3.5e8 / (4.6e10 * a2a), rel=0.01)
+    assert unlimited_a2a == pytest.approx(across, rel=1e-12)
+    # Inside one NVLink domain nothing crosses the network: the dispatcher does not matter.
+    assert inside_flex == pytest.approx(inside, rel=1e-12)
     assert across / inside > 12
+
+
+def test_dispatcher_is_a_stack_field_with_named_values() -> None:
+    """Megatron-Core's default dispatcher is the all-to-all one; NVIDIA's Megatron-Bridge
+    performance recipes and DeepSeek-V3 send tokens once per node; anything else is an error
+    naming the valid values."""
+    assert Stack().moe_token_dispatcher == "alltoall"
+    assert preset("megatron-bridge-26.02").moe_token_dispatcher == "flex"
+    assert preset("deepseek-v3").moe_token_dispatcher == "flex"
+    with pytest.raises(SpecError, match="alltoall, flex"):
+        Stack(moe_token_dispatcher="deepep")
 
 
 def _mixtral_plan(**changes: object) -> ParallelPlan:

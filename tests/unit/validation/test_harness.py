@@ -4,6 +4,7 @@ cannot be modelled, every documented published metric compared."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -112,9 +113,12 @@ def test_layout_given_wins(tmp_path: Path) -> None:
 
 
 def test_fit_mismatch_is_reported() -> None:
-    """Korthikanti et al. could not fit 22B without recompute; the model says it fits."""
+    """Korthikanti et al. could not fit 22B without recompute at micro-batch 4; the model
+    agrees, and at micro-batch 1 (a quarter of the activations) says it fits: a mismatch."""
     runs = read_runs_file()
     case = next(c for c in runs.cases if c.id == "korthikanti_22B_no_recompute_memory")
+    assert validate_cases([case]).fit_mismatches == []
+    case = dataclasses.replace(case, training={**case.training, "micro_batch": 1})
     report = validate_cases([case])
     assert report.fit_mismatches == [case.id]
     assert report.to_dict()["fits"][case.id] == {
@@ -208,3 +212,36 @@ def test_no_mutated_case_escapes_as_an_exception(tmp_path: Path) -> None:
         runs = read_runs_file(path)
         report = run(runs.cases, read_errors=runs.errors)
         assert len(report.errors) + len({c.id for c in report.comparisons}) <= 1
+
+
+def test_keys_the_format_does_not_define_are_warned_not_dropped_silently(tmp_path: Path) -> None:
+    case = _dense()
+    case["model"]["experts"] = 8
+    case["plan"]["expert_parallel"] = 2
+    runs = read_runs_file(_write(tmp_path, [case]))
+    report = validate_cases(runs.cases)
+    texts = [w.text for w in report.warnings]
+    assert "model.experts is not a field of the runs format; not read" in texts
+    assert "plan.expert_parallel is not a field of the runs format; not read" in texts
+
+
+def test_a_non_finite_published_metric_is_that_cases_error(tmp_path: Path) -> None:
+    case = _dense()
+    case["published"]["mfu"] = float("nan")
+    runs = read_runs_file(_write(tmp_path, [case]))
+    assert not runs.cases
+    assert "published.mfu=nan" in runs.errors[0].text
+
+
+def test_an_open_data_parallel_width_fills_the_gpus(tmp_path: Path) -> None:
+    stated = _dense()
+    open_dp = copy.deepcopy(stated)
+    open_dp["id"] = "open_dp"
+    open_dp["plan"]["dp"] = None
+    runs = read_runs_file(_write(tmp_path, [stated, open_dp]))
+    report = validate_cases(runs.cases)
+    assert not report.errors
+    by_id: dict[str, list[float]] = {}
+    for c in report.comparisons:
+        by_id.setdefault(c.id, []).append(c.predicted)
+    assert by_id["open_dp"] == by_id[stated["id"]]

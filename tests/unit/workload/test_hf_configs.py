@@ -118,6 +118,41 @@ CONFIGS: dict[str, tuple[dict[str, Any], float]] = {
          "tie_word_embeddings": False},
         3.82e9,
     ),
+    "meta-llama/Llama-4-Scout-17B-16E": (
+        {"model_type": "llama4", "text_config": {
+            "model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+            "intermediate_size_mlp": 16384, "num_local_experts": 16, "num_experts_per_tok": 1,
+            "interleave_moe_layer_step": 1, "num_attention_heads": 40,
+            "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 48,
+            "vocab_size": 202048, "hidden_act": "silu", "rms_norm_eps": 1e-5},
+         "tie_word_embeddings": False},
+        109e9,
+    ),
+    "meta-llama/Llama-4-Maverick-17B-128E": (
+        {"model_type": "llama4", "text_config": {
+            "model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+            "intermediate_size_mlp": 16384, "num_local_experts": 128, "num_experts_per_tok": 1,
+            "interleave_moe_layer_step": 2, "num_attention_heads": 40,
+            "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 48,
+            "vocab_size": 202048, "hidden_act": "silu", "rms_norm_eps": 1e-5},
+         "tie_word_embeddings": False},
+        400e9,
+    ),
+    "databricks/dbrx-base": (
+        {"model_type": "dbrx", "d_model": 6144, "n_heads": 48, "n_layers": 40,
+         "vocab_size": 100352, "max_seq_len": 32768, "tie_word_embeddings": False,
+         "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4,
+                        "ffn_act_fn": {"name": "silu"}},
+         "attn_config": {"kv_n_heads": 8, "clip_qkv": 8, "rope_theta": 500000}},
+        132e9,
+    ),
+    "allenai/OLMoE-1B-7B-0924": (
+        {"model_type": "olmoe", "hidden_size": 2048, "intermediate_size": 1024,
+         "num_experts": 64, "num_experts_per_tok": 8, "num_attention_heads": 16,
+         "num_key_value_heads": 16, "num_hidden_layers": 16, "vocab_size": 50304,
+         "hidden_act": "silu", "rms_norm_eps": 1e-5, "tie_word_embeddings": False},
+        6.92e9,
+    ),
 }  # fmt: skip
 
 
@@ -166,3 +201,29 @@ def test_dense_layers_not_at_the_front_are_refused() -> None:
     cfg = CONFIGS["Qwen/Qwen3-30B-A3B"][0] | {"mlp_only_layers": [5, 7]}
     with pytest.raises(SpecError, match="mlp_only_layers"):
         model_from_hf_config(cfg, "q")
+
+
+@pytest.mark.parametrize(
+    ("repo", "active"),
+    [
+        ("meta-llama/Llama-4-Scout-17B-16E", 17e9),
+        ("meta-llama/Llama-4-Maverick-17B-128E", 17e9),
+        ("databricks/dbrx-base", 36e9),
+        ("allenai/OLMoE-1B-7B-0924", 1.3e9),
+    ],
+)
+def test_moe_configs_activate_their_published_parameters(repo: str, active: float) -> None:
+    model = model_from_hf_config(CONFIGS[repo][0], repo)
+    assert active_param_count(model) == pytest.approx(active, rel=0.05), repo
+
+
+def test_mpt_multihead_attention_ignores_kv_n_heads() -> None:
+    cfg = CONFIGS["mosaicml/mpt-7b"][0]
+    cfg = cfg | {"attn_config": {"attn_type": "multihead_attention", "kv_n_heads": 1}}
+    assert model_from_hf_config(cfg, "m").kv_heads == 32
+
+
+def test_state_space_hybrids_are_refused_not_modelled_as_attention() -> None:
+    cfg = CONFIGS["mistralai/Mistral-7B-v0.1"][0] | {"model_type": "jamba"}
+    with pytest.raises(SpecError, match="model_type='jamba'"):
+        model_from_hf_config(cfg, "j")

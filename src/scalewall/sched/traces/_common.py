@@ -17,6 +17,18 @@ GIB_BYTES = 2**30
 
 
 @dataclass(frozen=True, kw_only=True)
+class RecordedAttempt:
+    """One scheduling attempt of a job as a trace records it."""
+
+    run_s: float
+    """Wall seconds the attempt ran on the trace's cluster (end - start)."""
+    machine: str
+    """The first machine the attempt lists ("" when it lists none)."""
+    failed: bool
+    """The attempt ended in a failure and the job was retried."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class TraceRead:
     """A trace as canonical job columns (see ``scalewall.sched.jobs.JOB_COLUMNS``)."""
 
@@ -27,6 +39,9 @@ class TraceRead:
     node_failures: tuple[tuple[float, str], ...] = ()
     """Node failures the trace records, as (seconds on the jobs' clock, node name); empty for
     traces without node names (openb, Helios, Acme and PAI job tables carry none)."""
+    attempts: tuple[tuple[str, tuple[RecordedAttempt, ...]], ...] = ()
+    """Per job id with more than one recorded attempt, its attempts in order (Philly); the
+    job's ``run_s`` is their sum, so a replay of them adds no failure on top."""
 
 
 class TraceRowError(SpecError):
@@ -104,8 +119,18 @@ def require_columns(path: Path, raw: pd.DataFrame, needed: list[str]) -> None:
 def seconds_since(
     text: pd.Series, origin: pd.Timestamp | None, fmt: str | None = None
 ) -> tuple[npt.NDArray[np.float64], pd.Timestamp | None]:
-    """Timestamps as seconds after ``origin`` (the earliest one when ``origin`` is None)."""
-    stamps = pd.to_datetime(text.replace({"": None, "None": None}), errors="coerce", format=fmt)
+    """Timestamps as seconds after ``origin`` (the earliest one when ``origin`` is None).
+
+    Stamps with UTC offsets are compared in UTC, so a file mixing offsets (Acme's Seren logs
+    at +08:00, Kalos at +00:00) gives true differences; stamps without one are read as UTC,
+    which leaves differences between them unchanged. Without ``fmt`` any ISO 8601 form is
+    accepted row by row."""
+    stamps = pd.to_datetime(
+        text.replace({"": None, "None": None}),
+        errors="coerce",
+        format=fmt or "ISO8601",
+        utc=True,
+    )
     if origin is None:
         origin = stamps.min() if stamps.notna().any() else None
     if origin is None:

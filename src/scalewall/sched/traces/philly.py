@@ -3,16 +3,19 @@
 Jeon et al., "Analysis of Large-Scale Multi-Tenant GPU Clusters for DNN Training Workloads",
 USENIX ATC'19 (msr-fiddle/philly-traces). Each job: ``jobid, user, vc, status, submitted_time,
 attempts[{start_time, end_time, detail[{ip, gpus[...]}]}]``, times as ``YYYY-MM-DD HH:MM:SS``.
-GPUs = GPUs of the first attempt; run time = last attempt's end - first attempt's start; the
-tenant is the virtual cluster ``vc``. A "row" in error messages is the job's position (1-based).
+GPUs = GPUs of the first attempt; the tenant is the virtual cluster ``vc``. A "row" in error
+messages is the job's position (1-based).
 
-Node failures: Philly retries a job after a failed attempt, so every attempt followed by
-another one, and the last attempt of a job whose status is ``Failed``, ended in a failure at
-its ``end_time``. The log does not say which machine caused it (or whether the job itself
-did), so each failed attempt counts as one fault of the first machine it lists; this bounds
-the node faults from above by the failed attempts, not by the machines they held.
-The machine list ``cluster_machine_list`` (``machineId,number of GPUs,single GPU mem``)
-gives the cluster, with node names matching the attempts' ``ip``.
+Run time = the attempts' run times (end - start) summed: the gaps between attempts were waits
+in Philly's queue, which a replay simulates itself. Philly retries a job after a failed
+attempt, so every attempt followed by another one ended in a failure; such jobs come with
+their attempts (``TraceRead.attempts``) so that a replay stops the job where each failed
+attempt ended, in its own run time, instead of adding failures on top of a run time that
+already spans them. The log does not say which machine caused a failure (or whether the job
+itself did), so each one is charged to the first machine its attempt lists. An attempt
+without both times (a logging gap the trace's README mentions) adds no run time. The
+machine list ``cluster_machine_list`` (``machineId,number of GPUs,single GPU mem``) gives
+the cluster, with node names matching the attempts' ``ip``.
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from scalewall.errors import SpecError
 from scalewall.sched.cluster import GPU_MILLI, NodeSpec
 from scalewall.sched.traces._common import (
+    RecordedAttempt,
     TraceRead,
     blank,
     check_rows,
@@ -39,32 +44,47 @@ from scalewall.sched.traces._common import (
 MACHINE_COLUMNS = ["machineId", "number of GPUs", "single GPU mem"]
 
 
-def _failed_attempts(job: Any) -> list[tuple[str, str]]:
-    """(end_time, first machine) of each failed attempt of one job."""
+def _attempt_rows(job: Any) -> list[tuple[str, str, str]]:
+    """(start_time, end_time, first machine) of each attempt of one job, in order."""
     if not isinstance(job, dict):
         return []
-    attempts = [a for a in job.get("attempts") or [] if isinstance(a, dict)]
-    failed = attempts[:-1] + (attempts[-1:] if job.get("status") == "Failed" else [])
-    out = []
-    for attempt in failed:
+    rows = []
+    for attempt in job.get("attempts") or []:
+        if not isinstance(attempt, dict):
+            continue
         machines = [
             d.get("ip") for d in attempt.get("detail") or [] if isinstance(d, dict) and d.get("ip")
         ]
-        if machines and attempt.get("end_time"):
-            out.append((str(attempt["end_time"]), str(machines[0])))
-    return out
+        start, end = attempt.get("start_time"), attempt.get("end_time")
+        rows.append((str(start or ""), str(end or ""), str(machines[0]) if machines else ""))
+    return rows
 
 
-def _node_failures(
-    data: list[Any], origin: pd.Timestamp | None, keep: np.ndarray
-) -> tuple[tuple[float, str], ...]:
-    rows = [f for job, kept in zip(data, keep, strict=True) if kept for f in _failed_attempts(job)]
-    if not rows or origin is None:
-        return ()
-    times, _ = seconds_since(pd.Series([t for t, _ in rows]), origin)
-    return tuple(
-        sorted((float(t), m) for t, (_, m) in zip(times, rows, strict=True) if np.isfinite(t))
-    )
+def _attempts(
+    data: list[Any], origin: pd.Timestamp | None
+) -> tuple[npt.NDArray[np.float64], dict[int, tuple[RecordedAttempt, ...]]]:
+    """Per job: the attempts' run times summed, and, for jobs with more than one attempt, the
+    attempts (every one but the last failed: it was retried)."""
+    per_job = [_attempt_rows(job) for job in data]
+    counts = np.array([len(rows) for rows in per_job], dtype=np.int64)
+    flat = [row for rows in per_job for row in rows]
+    starts, _ = seconds_since(pd.Series([r[0] for r in flat], dtype=object), origin)
+    ends, _ = seconds_since(pd.Series([r[1] for r in flat], dtype=object), origin)
+    runs = np.where(ends >= starts, ends - starts, np.nan)  # NaN where a time is missing
+    owner = np.repeat(np.arange(len(data)), counts)
+    totals = np.bincount(owner, weights=np.nan_to_num(runs), minlength=len(data)).astype(np.float64)
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    recorded: dict[int, tuple[RecordedAttempt, ...]] = {}
+    for j in np.flatnonzero(counts > 1).tolist():
+        rows, at = per_job[j], int(first[j])
+        attempts = tuple(
+            RecordedAttempt(run_s=float(runs[at + i]), machine=row[2], failed=i < len(rows) - 1)
+            for i, row in enumerate(rows)
+            if np.isfinite(runs[at + i])
+        )
+        if len(attempts) > 1:
+            recorded[j] = attempts
+    return totals, recorded
 
 
 def read_philly_machines(
@@ -131,6 +151,8 @@ def read_philly(path: Path, *, skip_bad_rows: bool = False) -> TraceRead:
     submit, origin = seconds_since(raw["submitted_time"], None)
     start, _ = seconds_since(raw["start_time"], origin)
     end, _ = seconds_since(raw["end_time"], origin)
+    run, recorded = _attempts(data, origin)
+    job_ids = raw["jobid"].tolist()
     gpus = raw["gpus"].to_numpy(np.float64)
     bad = {
         "jobid": (raw["jobid"] == "").to_numpy(),
@@ -145,7 +167,6 @@ def read_philly(path: Path, *, skip_bad_rows: bool = False) -> TraceRead:
         "end_time": "last attempt needs an end time, not before the start",
     }
     keep = check_rows(path, raw, bad, valid, skip_bad_rows=skip_bad_rows, header_lines=0)
-    run = end - start
     frame = pd.DataFrame(
         {
             "job_id": raw["jobid"],
@@ -167,5 +188,5 @@ def read_philly(path: Path, *, skip_bad_rows: bool = False) -> TraceRead:
         frame=frame,
         bad_rows=int((~keep).sum()),
         source=str(path),
-        node_failures=_node_failures(data, origin, keep),
+        attempts=tuple((job_ids[j], attempts) for j, attempts in recorded.items() if keep[j]),
     )
