@@ -62,6 +62,18 @@ class Placement:
     memory_bytes: tuple[int, ...]
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ClusterSnapshot:
+    """A cluster's free capacity at one moment (``Cluster.snapshot``)."""
+
+    gpu_free_milli: IntArray
+    cpu_free: IntArray
+    mem_free: IntArray
+    node_free_milli: IntArray
+    whole_free: IntArray
+    generation: int
+
+
 @dataclass(frozen=True, kw_only=True)
 class SyntheticClusterSpec:
     """A regular cluster: ``num_nodes`` identical nodes in racks, pods and scale-up domains."""
@@ -126,7 +138,8 @@ class Cluster:
         self.cpu_free = self.cpu_cap.copy()
         self.mem_free = self.mem_cap.copy()
         slots = np.arange(width)[None, :] < self.gpu_count[:, None]
-        self.gpu_free_milli = np.where(slots, GPU_MILLI, 0).astype(np.int64)
+        self._gpu_cap_milli = np.where(slots, GPU_MILLI, 0).astype(np.int64)
+        self.gpu_free_milli = self._gpu_cap_milli.copy()
         self.schedulable = np.ones(n, dtype=bool)
         self.version = np.zeros(n, dtype=np.int64)
         self.model_bit = np.where(self.node_model >= 0, 1 << np.maximum(self.node_model, 0), 0)
@@ -189,6 +202,69 @@ class Cluster:
         self.mem_free[nodes] += sign * np.array(placement.memory_bytes, dtype=np.int64)
         self.version[nodes] += 1
         assert (self.cpu_free[nodes] >= 0).all() and (self.mem_free[nodes] >= 0).all()
+        self.generation += 1
+
+    def snapshot(self) -> ClusterSnapshot:
+        """The free capacity now, for :meth:`restore` after a probe."""
+        return ClusterSnapshot(
+            gpu_free_milli=self.gpu_free_milli.copy(),
+            cpu_free=self.cpu_free.copy(),
+            mem_free=self.mem_free.copy(),
+            node_free_milli=self.node_free_milli.copy(),
+            whole_free=self.whole_free.copy(),
+            generation=self.generation,
+        )
+
+    def restore(self, snapshot: ClusterSnapshot) -> None:
+        """Put back the free capacity of ``snapshot``. Nodes whose capacity differs from it
+        move to a new version, as after a release and re-allocation, so per-node caches
+        refresh; the generation is the snapshot's, since the state is."""
+        changed = (self.cpu_free != snapshot.cpu_free) | (self.mem_free != snapshot.mem_free)
+        changed |= (self.gpu_free_milli != snapshot.gpu_free_milli).any(axis=1)
+        np.copyto(self.gpu_free_milli, snapshot.gpu_free_milli)
+        np.copyto(self.cpu_free, snapshot.cpu_free)
+        np.copyto(self.mem_free, snapshot.mem_free)
+        np.copyto(self.node_free_milli, snapshot.node_free_milli)
+        np.copyto(self.whole_free, snapshot.whole_free)
+        self.version[changed] += 1
+        self.generation = snapshot.generation
+
+    def free_all(self) -> None:
+        """Every node's capacity free, as when every running placement is released."""
+        changed = (self.cpu_free != self.cpu_cap) | (self.mem_free != self.mem_cap)
+        changed |= self.node_free_milli != self.gpu_count * GPU_MILLI
+        np.copyto(self.gpu_free_milli, self._gpu_cap_milli)
+        np.copyto(self.cpu_free, self.cpu_cap)
+        np.copyto(self.mem_free, self.mem_cap)
+        np.copyto(self.node_free_milli, self.gpu_count * GPU_MILLI)
+        np.copyto(self.whole_free, self.gpu_count)
+        self.version[changed] += 1
+        self.generation += 1
+
+    def apply_many(self, placements: list[Placement], sign: int) -> None:
+        """Release (``sign`` +1) or allocate (-1) several placements in one numpy pass (slot
+        updates summed per slot, so placements sharing a slot add up)."""
+        if not placements:
+            return
+        nodes = np.fromiter((n for p in placements for n in p.nodes), np.int64)
+        counts = np.fromiter((len(s) for p in placements for s in p.gpu_slots), np.int64)
+        steps = np.fromiter(
+            (p.gpu_milli for p in placements for _ in p.nodes), np.int64, nodes.size
+        )
+        rows = np.repeat(nodes, counts)
+        cols = np.fromiter((c for p in placements for s in p.gpu_slots for c in s), np.int64)
+        np.add.at(self.gpu_free_milli, (rows, cols), sign * np.repeat(steps, counts))
+        cpu = np.fromiter((c for p in placements for c in p.cpu_milli), np.int64, nodes.size)
+        mem = np.fromiter((m for p in placements for m in p.memory_bytes), np.int64, nodes.size)
+        np.add.at(self.cpu_free, nodes, sign * cpu)
+        np.add.at(self.mem_free, nodes, sign * mem)
+        touched = np.unique(nodes)
+        free = self.gpu_free_milli[touched]
+        assert ((free >= 0) & (free <= GPU_MILLI)).all(), "a slot over- or under-booked"
+        assert (self.cpu_free[touched] >= 0).all() and (self.mem_free[touched] >= 0).all()
+        self.node_free_milli[touched] = free.sum(axis=1)
+        self.whole_free[touched] = (free == GPU_MILLI).sum(axis=1)
+        self.version[touched] += 1
         self.generation += 1
 
     def model_ok(self, mask: int) -> BoolArray:

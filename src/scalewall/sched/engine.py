@@ -322,6 +322,9 @@ class Simulation:
         self._tenant_flavor_borrowed = np.zeros((num_tenants, num_flavors), dtype=np.int64)
         self._flavored_requests: dict[tuple[int, int], Request] = {}
         self.total_milli = self.cluster.total_gpus * GPU_MILLI
+        self._cpu_total = max(int(self.cluster.cpu_cap.sum()), 1)
+        self._mem_total = max(int(self.cluster.mem_cap.sum()), 1)
+        """Capacity totals ``usage_vector`` divides by (node capacities never change)."""
         self.faults: dict[int, list[float]] = {}
         self.spares: list[int] = []
         self.isolated: set[int] = set()
@@ -333,10 +336,12 @@ class Simulation:
         ``_no_room_generation``: placement is a function of the cluster's state, so the same
         shape fails again until something changes (a long queue holds many jobs of few shapes)."""
         self._no_room_generation = -1
-        self._reservations: dict[tuple[int, frozenset[int]], tuple[float, frozenset[int]]] = {}
-        """Reservations (expected end, nodes) by (shape, nodes taken) at cluster generation
-        ``_reservation_generation``: running jobs' expected ends do not move while the cluster
-        does not change, so passes after arrivals alone reuse them."""
+        self._reservations: dict[tuple[int, frozenset[int]], tuple[float, frozenset[int], int]] = {}
+        """Reservations (expected end, nodes, index in ``_ends`` of the job whose end makes
+        room) by (shape, nodes taken) at cluster generation ``_reservation_generation``:
+        running jobs' expected ends do not move while the cluster does not change, so passes
+        after arrivals alone reuse them (and ``_carry_reservations`` keeps them over the
+        release of the job expected to end first)."""
         self._reservation_generation = -1
         self.warnings: list[str] = []
         """Conditions a reader of the results should know of (jobs skipped, a stuck queue)."""
@@ -443,8 +448,8 @@ class Simulation:
         return np.array(
             [
                 self._tenant_milli[tenant] / max(self.total_milli, 1),
-                self._tenant_cpu[tenant] / max(int(self.cluster.cpu_cap.sum()), 1),
-                self._tenant_mem[tenant] / max(int(self.cluster.mem_cap.sum()), 1),
+                self._tenant_cpu[tenant] / self._cpu_total,
+                self._tenant_mem[tenant] / self._mem_total,
             ]
         )
 
@@ -474,7 +479,7 @@ class Simulation:
             return False
         if flavor >= 0:
             request = self._flavored(job, flavor)
-        placement = self._place_avoiding(request, avoid)
+        placement = None if self._hides_every_node(avoid) else self._place_avoiding(request, avoid)
         if placement is None:
             self._no_room.add(key)
             return False
@@ -530,41 +535,83 @@ class Simulation:
             self.cluster.set_schedulable_many(hidden, True)
             self.cluster.generation = generation  # the same state as before
 
-    def reservation(self, job: int, taken: set[int]) -> tuple[float, set[int]]:
+    def _hides_every_node(self, avoid: frozenset[int] | set[int]) -> bool:
+        """True when ``avoid`` holds every schedulable node: no placement can exist, since
+        a placement policy places on schedulable nodes only (conservative backfill's
+        reservations soon cover a small cluster, and each would walk the running jobs)."""
+        if not avoid:
+            return False
+        up = int(np.count_nonzero(self.cluster.schedulable))
+        if len(avoid) < up:
+            return False
+        nodes = np.fromiter(avoid, np.int64, len(avoid))
+        return int(np.count_nonzero(self.cluster.schedulable[nodes])) == up
+
+    def reservation(self, job: int, taken: frozenset[int] | set[int]) -> tuple[float, set[int]]:
         request = self.requests[job]
         key = (request.shape_id, frozenset(taken))
         if self._reservation_generation != self.cluster.generation:
             self._reservations.clear()
             self._reservation_generation = self.cluster.generation
         if key not in self._reservations:
-            self._reservations[key] = self._find_reservation(request, taken)
-        end_s, nodes = self._reservations[key]
+            if self._hides_every_node(taken):
+                self._reservations[key] = (math.inf, frozenset(), len(self._ends))
+            else:
+                self._reservations[key] = self._find_reservation(request, taken)
+        end_s, nodes, _ = self._reservations[key]
         return (max(end_s, self.now), set(nodes))
 
-    def _find_reservation(self, request: Request, taken: set[int]) -> tuple[float, frozenset[int]]:
+    def _find_reservation(
+        self, request: Request, taken: frozenset[int] | set[int]
+    ) -> tuple[float, frozenset[int], int]:
         """Release running jobs in the order they are expected to end until the placement
-        finds room (skipping the placement calls until enough GPUs are free at all); the
-        cluster is then restored, its generation included, since its state is unchanged."""
-        generation = self.cluster.generation
-        ends = list(self._ends)
-        need = request.gpu_demand_milli
-        free = self.free_gpu_milli
-        released: list[int] = []
-        found: tuple[float, frozenset[int]] = (math.inf, frozenset())
-        for end_s, other in ends:
-            self.cluster.release(self.where[other])
-            released.append(other)
-            free += self.requests[other].gpu_demand_milli
-            if free < need:
-                continue
+        finds room; the cluster is then restored, its generation included, since its state is
+        unchanged. No placement exists before the released and free GPUs reach the request's,
+        so the walk starts there: the jobs ending before are released in one numpy pass (or,
+        when fewer end after, the cluster is emptied and those allocated back), then one by
+        one with a placement call after each, the calls a job-by-job walk makes."""
+        ends = self._ends
+        demand = [self.requests[j].gpu_demand_milli for _, j in ends]
+        free = np.cumsum(demand) + self.free_gpu_milli
+        first = int(np.searchsorted(free, request.gpu_demand_milli))
+        if first == len(ends):
+            return (math.inf, frozenset(), len(ends))
+        cluster = self.cluster
+        snapshot = cluster.snapshot()
+        if 2 * (first + 1) <= len(ends):
+            cluster.apply_many([self.where[j] for _, j in ends[: first + 1]], +1)
+        else:
+            cluster.free_all()
+            cluster.apply_many([self.where[j] for _, j in ends[first + 1 :]], -1)
+        found: tuple[float, frozenset[int], int] = (math.inf, frozenset(), len(ends))
+        for i in range(first, len(ends)):
+            if i > first:
+                cluster.release(self.where[ends[i][1]])
             placement = self._place_avoiding(request, taken)
             if placement is not None:
-                found = (end_s, frozenset(placement.nodes))
+                found = (ends[i][0], frozenset(placement.nodes), i)
                 break
-        for other in released:
-            self.cluster.allocate(self.where[other])
-        self.cluster.generation = generation
+        cluster.restore(snapshot)
         return found
+
+    def _carry_reservations(self) -> None:
+        """Keep the reservations over the release of the job expected to end first.
+
+        A reservation walk visits the states S0 + E[:i+1] (E: the running jobs by expected
+        end). With E[0] released, the new walk's states S0' + E'[:j+1] are the old S0 +
+        E[:j+2], and its first state with enough free GPUs is the old walk's first, or its
+        second when the old walk's first was S0 + E[0]. So a reservation found at index
+        i >= 1, or never, is what the new walk finds (at i - 1): the same placement calls on
+        the same states, with a placement policy that is a function of the cluster alone
+        (``pure``); one found at i = 0 is recomputed."""
+        if not getattr(self.placement, "pure", False):
+            return
+        self._reservations = {
+            key: (end_s, nodes, i - 1)
+            for key, (end_s, nodes, i) in self._reservations.items()
+            if i >= 1
+        }
+        self._reservation_generation = self.cluster.generation
 
     def preempt(self, job: int) -> None:
         self.state.preemptions[job] += 1
@@ -727,8 +774,11 @@ class Simulation:
     def _release(self, job: int) -> float:
         """Take a running job off the cluster; returns the wall seconds it just ran."""
         placement = self.where.pop(job)
+        carry = self._ends[0][1] == job and self._reservation_generation == self.cluster.generation
         self._ends.pop(bisect.bisect_left(self._ends, (self._expected_end.pop(job), job)))
         self.cluster.release(placement)
+        if carry:
+            self._carry_reservations()
         self.placement.released(placement, self.requests[job])
         for node in placement.nodes:
             self.node_jobs[node].discard(job)

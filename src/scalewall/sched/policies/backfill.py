@@ -44,6 +44,9 @@ class EasyBackfillQueue:
         # it costs a call per job.
         full: set[int] = set()
         full_off: set[int] = set()
+        # Shapes whose reservation added no nodes, with its shadow time: asking again with the
+        # same reserved nodes and cluster gives the same answer (a long queue asks for many).
+        known: dict[int, float] = {}
         for job in behind:
             shape = int(requests[job])
             ends_s = view.now_s + float(view.jobs.est_run_s[job])
@@ -51,20 +54,28 @@ class EasyBackfillQueue:
                 if view.try_start(job):
                     full.clear()
                     full_off.clear()
+                    known.clear()
                     continue
                 full.add(shape)
             if shape not in full_off:
                 if view.try_start(job, avoid=reserved):
                     full.clear()
                     full_off.clear()
+                    known.clear()
                     continue
                 full_off.add(shape)
             if reservations < self.reservations:
-                job_shadow_s, nodes = view.reservation(job, set(reserved))
-                shadow_s = min(shadow_s, job_shadow_s)
-                reserved = reserved | nodes
                 reservations += 1
-                full_off.clear()  # more nodes avoided: a different question
+                if shape in known:
+                    continue  # its shadow is in shadow_s already
+                job_shadow_s, nodes = view.reservation(job, reserved)
+                shadow_s = min(shadow_s, job_shadow_s)
+                if nodes <= reserved:
+                    known[shape] = job_shadow_s
+                else:
+                    reserved = reserved | nodes
+                    full_off.clear()  # more nodes avoided: a different question
+                    known.clear()
 
 
 @register_queue("backfill-conservative")

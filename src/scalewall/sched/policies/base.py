@@ -10,6 +10,7 @@ than one node holds become gangs of whole GPUs over several nodes.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable
 from typing import ClassVar, Protocol
@@ -99,6 +100,10 @@ class ScoredPlacement:
     """Base for policies that score candidate nodes; subclasses override :meth:`node_scores`."""
 
     name: ClassVar[str] = ""
+    pure: ClassVar[bool] = True
+    """``place`` is a function of the cluster's arrays and the request alone: no state kept
+    from ``allocated``/``released``, no random draws (the engine then carries a reservation
+    over a release it can predict instead of recomputing it)."""
 
     def __init__(self) -> None:
         self.rank: IntArray = np.zeros(0, dtype=np.int64)
@@ -166,6 +171,16 @@ class ScoredPlacement:
         return fill_gang(cluster, request, cap, order)
 
 
+_SLOT_TABLE_WIDTH = 16
+"""Widest node whose slot sets are looked up by bit code (a table of 2**width tuples)."""
+
+
+@functools.cache
+def _slot_table(width: int) -> tuple[tuple[int, ...], ...]:
+    """Slot tuple of every bit code over ``width`` slots, lowest slot first."""
+    return tuple(tuple(s for s in range(width) if code >> s & 1) for code in range(1 << width))
+
+
 def fill_gang(cluster: Cluster, request: Request, cap: IntArray, order: IntArray) -> Placement:
     """Take whole GPUs from nodes in ``order`` until the gang is complete: each node gives
     ``min(cap, still needed)``, its lowest-numbered whole free slots."""
@@ -179,9 +194,15 @@ def fill_gang(cluster: Cluster, request: Request, cap: IntArray, order: IntArray
     take[-1] -= int(take.sum()) - need
     whole = cluster.gpu_free_milli[nodes] >= GPU_MILLI
     chosen = whole & (np.cumsum(whole, axis=1) <= take[:, None])
-    columns = np.nonzero(chosen)[1].tolist()
-    bounds = np.concatenate([[0], np.cumsum(take)]).tolist()
-    slots = tuple(tuple(columns[a:b]) for a, b in itertools.pairwise(bounds))
+    width = chosen.shape[1]
+    if width <= _SLOT_TABLE_WIDTH:
+        # Each node's chosen slots as a bit code, looked up in a table of slot tuples.
+        codes = chosen @ (1 << np.arange(width, dtype=np.int64))
+        slots = tuple(map(_slot_table(width).__getitem__, codes.tolist()))
+    else:
+        columns = np.nonzero(chosen)[1].tolist()
+        bounds = np.concatenate([[0], np.cumsum(take)]).tolist()
+        slots = tuple(tuple(columns[a:b]) for a, b in itertools.pairwise(bounds))
     cpu = -(-request.cpu_milli * take // need)
     mem = -(-request.memory_bytes * take // need)
     return Placement(

@@ -35,6 +35,8 @@ class GpuClusteringPlacement(ScoredPlacement):
     """Cluster equal GPU affinities on the same nodes."""
 
     name = "clustering"
+    pure = False
+    """It keeps per-node affinity counts from allocated/released."""
     tier_score: ClassVar[int] = 25
     """A quarter of Kubernetes' ``MaxNodeScore`` (100): the width of each affinity tier."""
 

@@ -86,7 +86,7 @@ class SchedulerView(Protocol):
         """Place and start ``job`` now if the placement policy finds room (off the nodes in
         ``avoid``; only on GPUs of ``flavor``, an index in ``tenancy.flavors``, when >= 0)."""
 
-    def reservation(self, job: int, taken: set[int]) -> tuple[float, set[int]]:
+    def reservation(self, job: int, taken: frozenset[int] | set[int]) -> tuple[float, set[int]]:
         """When and where ``job`` would first start by the running jobs' runtime estimates
         (nodes in ``taken``, reserved already, left out): (shadow time, its nodes); (inf,
         set()) when it never would."""

@@ -12,6 +12,8 @@ class RandomPlacement(ScoredPlacement):
     """Each feasible node gets a fresh uniform score, drawn from the run's seeded generator."""
 
     name = "random"
+    pure = False
+    """It draws node scores from the run's generator."""
 
     def node_scores(self, cluster: Cluster, request: Request, cand: IntArray) -> FloatArray:
         return self.rng.random(cand.size)
