@@ -99,9 +99,14 @@ def _shaped_fits_when_empty(fresh: Cluster, request: Request) -> bool:
     """:func:`fits_when_empty` for a shaped request: on one node (which keeps it within any
     level), or, with several workers of whole GPUs, as a gang of whole workers, within one
     group of its level when that level is required."""
-    if request.num_gpu <= fresh.gpu_slots and feasible_nodes(fresh, request).any():
-        return True
-    if request.workers <= 1 or request.gpu_milli < GPU_MILLI:
+    if request.num_gpu <= fresh.gpu_slots:
+        if feasible_nodes(fresh, request).any():
+            return True
+        if request.workers <= 1:
+            return False  # one worker, or no worker shape: a single-node job, as unshaped
+    elif request.workers == 1:
+        return False  # one worker needs more GPUs than any node has
+    if request.gpu_milli < GPU_MILLI:
         return False
     cap = ScoredPlacement().gang_capacity(fresh, request)
     if request.topology_required:
@@ -178,7 +183,7 @@ class ScoredPlacement:
             found = self.place_node(cluster, request)
             if found is not None or request.workers <= 1:
                 return found
-        elif request.workers <= 1:
+        elif request.workers == 1:
             return None  # one worker needs more GPUs than any node has
         if request.gpu_milli < GPU_MILLI:
             return None
