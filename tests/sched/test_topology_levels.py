@@ -182,6 +182,16 @@ def test_default_gang_columns_keep_the_schedule() -> None:
     pd.testing.assert_frame_equal(plain, again)
 
 
+def test_one_shape_column_is_derived_from_the_other_row_by_row() -> None:
+    frame = _frame([8, 16, 4], workers=[2, np.nan, 0], gpus_per_worker=[np.nan, 8, np.nan])
+    gang = job_table(frame).gang
+    assert gang is not None
+    assert list(gang.workers) == [2, 2, 0] and list(gang.gpus_per_worker) == [4, 8, 0]
+    frame = _frame([8], workers=[np.nan], gpus_per_worker=[3])
+    with pytest.raises(SpecError, match="gpus_per_worker=3"):
+        job_table(frame)
+
+
 def test_gang_columns_survive_the_job_table_round_trip() -> None:
     frame = _frame([8, 4], workers=[2, 0], topology_level=["rack", ""])
     back = job_table(job_table(frame).to_frame())

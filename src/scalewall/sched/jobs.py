@@ -51,8 +51,8 @@ GANG_COLUMNS: tuple[str, ...] = (
 )
 """Optional columns shaping a gang (see the module docstring); any may be absent."""
 
-_TRUE = frozenset({"true", "1", "yes"})
-_FALSE = frozenset({"false", "0", "no", "", "nan"})
+_TRUE = frozenset({"true", "1", "1.0", "yes"})
+_FALSE = frozenset({"false", "0", "0.0", "no", "", "nan", "none"})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -251,8 +251,8 @@ def _count_column(frame: pd.DataFrame, name: str) -> IntArray:
 def _worker_shape(frame: pd.DataFrame, num_gpu: IntArray) -> tuple[IntArray, IntArray]:
     """``workers`` and ``gpus_per_worker``, one derived from the other where only one is
     given; both 0 where neither is. Their product must be ``num_gpu``."""
-    workers = _count_column(frame, "workers")
-    per = _count_column(frame, "gpus_per_worker")
+    given_workers = workers = _count_column(frame, "workers")
+    given_per = per = _count_column(frame, "gpus_per_worker")
     only_w = (workers > 0) & (per == 0)
     only_p = (per > 0) & (workers == 0)
     per = np.where(only_w, num_gpu // np.maximum(workers, 1), per)
@@ -260,10 +260,10 @@ def _worker_shape(frame: pd.DataFrame, num_gpu: IntArray) -> tuple[IntArray, Int
     bad = ((workers > 0) | (per > 0)) & ((workers * per != num_gpu) | (per == 0))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        name = "workers" if "workers" in frame.columns else "gpus_per_worker"
+        name = "workers" if given_workers[row] > 0 else "gpus_per_worker"
         raise SpecError(
             name,
-            int(frame[name].iloc[row]),
+            int((given_workers if name == "workers" else given_per)[row]),
             f"workers x gpus_per_worker must equal num_gpu ({int(num_gpu[row])}), both positive",
             where=f"job {row}",
         )
