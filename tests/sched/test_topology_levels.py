@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scalewall import sched
 from scalewall.errors import SpecError
@@ -164,6 +166,7 @@ def test_a_required_level_no_group_can_hold_is_never_fit() -> None:
     result = sched.simulate(_two_racks(), frame)
     assert list(result.jobs["skipped"]) == [True, False]
     assert result.summary["unfinished"] == 0
+    assert "all within one rack" in result.summary["warnings"][0]
 
 
 def test_default_gang_columns_keep_the_schedule() -> None:
@@ -219,3 +222,42 @@ def test_bad_gang_values_give_one_line(
     text = str(err.value)
     assert column in text and str(value) in text and needle in text
     assert "\n" not in text
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    used=st.lists(st.integers(0, 8), min_size=8, max_size=8),
+    per=st.sampled_from([1, 2, 4, 8]),
+    workers=st.integers(1, 8),
+    level=st.sampled_from(["", "node", "domain", "rack", "pod"]),
+    required=st.booleans(),
+)
+def test_shaped_placements_keep_workers_whole_and_required_levels(
+    used: list[int], per: int, workers: int, level: str, required: bool
+) -> None:
+    """On any occupancy, a shaped placement gives each node whole workers, stays in one group
+    of a required level, and is missing only when no such placement exists."""
+    cluster = sched.synthetic_cluster(
+        num_nodes=8, gpus_per_node=8, nodes_per_rack=2, racks_per_pod=2
+    )
+    for node, gpus in enumerate(used):
+        _take(cluster, node, gpus)
+    gang = {"workers": workers, "gpus_per_worker": per, "topology_level": level}
+    request = _request(cluster, workers * per, **gang, topology_required=required and bool(level))
+    free_workers = (8 - np.array(used)) // per
+    for name, placement in _placements(cluster, request).items():
+        if placement is None:
+            if required and level:
+                group = cluster.level_group(request.topology_level)
+                room = np.bincount(group, weights=free_workers)
+                assert room.max() < workers, name
+            else:
+                assert free_workers.sum() < workers, name
+            continue
+        assert all(len(s) % per == 0 for s in placement.gpu_slots), name
+        assert sum(len(s) for s in placement.gpu_slots) == workers * per, name
+        if required and level:
+            group = cluster.level_group(request.topology_level)
+            assert len({int(group[n]) for n in placement.nodes}) == 1, name
+        cluster.allocate(placement)  # asserts no slot is booked twice
+        cluster.release(placement)
