@@ -1,6 +1,7 @@
 """Jobs per CPU second of every queueing policy on a synthetic month with long queues.
 
 python benchmarks/bench_sched_month.py [num_jobs] [num_nodes] [policy ...] [--budget-s S]
+    [--topology-level LEVEL [--topology-required]]
 
 Defaults: 100,000 Seren-like jobs over 30 days on 128 nodes of 8 GPUs (1,024 GPUs, the
 largest job's size, so whole-cluster jobs drain the cluster and queues grow long), BestFit
@@ -8,7 +9,9 @@ placement, every registered queueing policy. Jobs get priority classes 0/1/2 (70
 ``priority`` preempts. A policy is timed on CPU seconds (the one-core figure; wall seconds
 grow when other work shares the core). A policy still running after ``--budget-s`` CPU
 seconds (300) is stopped at its next time-series sample and its rate is printed over the jobs
-it finished by then, marked as such.
+it finished by then, marked as such. ``--topology-level`` gives every job of whole nodes a
+worker shape of one 8-GPU worker per node and that (preferred, or required) topology level,
+to time the shaped-gang placement path.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ PRIORITY_SHARES = (0.7, 0.2, 0.1)
 """Benchmark's own priority mix (an assumption: most jobs best effort, a tenth urgent)."""
 
 DAYS = 30
+NODE_GPUS = 8
 
 
 class _OverBudget(Exception):
@@ -41,12 +45,27 @@ def main() -> None:
     parser.add_argument("num_nodes", nargs="?", type=int, default=128)
     parser.add_argument("policies", nargs="*", default=list(sched.queue_names()))
     parser.add_argument("--budget-s", type=float, default=300.0)
+    parser.add_argument(
+        "--topology-level", default="", choices=("", "node", "domain", "rack", "pod")
+    )
+    parser.add_argument("--topology-required", action="store_true")
     args = parser.parse_args()
-    cluster = sched.synthetic_cluster(num_nodes=args.num_nodes, gpus_per_node=8)
+    cluster = sched.synthetic_cluster(num_nodes=args.num_nodes, gpus_per_node=NODE_GPUS)
     frame = sched.load_trace(f"synthetic:Seren:{args.num_jobs}:{DAYS}", seed=0).frame
     rng = np.random.default_rng(1)
     frame["priority"] = rng.choice(PRIORITY_CLASSES, size=len(frame), p=PRIORITY_SHARES)
-    print(f"{args.num_jobs} Seren-like jobs over {DAYS} days, {cluster.total_gpus} GPUs, bestfit")
+    shape = ""
+    if args.topology_level:
+        whole = (frame["num_gpu"] >= NODE_GPUS) & (frame["num_gpu"] % NODE_GPUS == 0)
+        frame["gpus_per_worker"] = np.where(whole, NODE_GPUS, 0)
+        frame["topology_level"] = np.where(whole, args.topology_level, "")
+        frame["topology_required"] = whole & args.topology_required
+        kind = "required" if args.topology_required else "preferred"
+        shape = f", {int(whole.sum())} node-worker gangs with {kind} level {args.topology_level}"
+    print(
+        f"{args.num_jobs} Seren-like jobs over {DAYS} days, {cluster.total_gpus} GPUs, "
+        f"bestfit{shape}"
+    )
     for queue in args.policies:
         config = SimConfig(queue=queue, placement="bestfit", seed=0)
         cpu_start = time.process_time()

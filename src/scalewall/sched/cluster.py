@@ -22,6 +22,10 @@ GPU_MILLI = 1000
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
+TOPOLOGY_LEVELS: tuple[str, ...] = ("", "node", "domain", "rack", "pod")
+"""Topology levels a job can ask its gang to stay within, innermost first (code = index; ""
+means no level). ``Cluster.level_group`` gives each node's group at a level."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class NodeSpec:
@@ -291,6 +295,13 @@ class Cluster:
         self.schedulable[nodes] = value
         self.version[nodes] += 1
         self.generation += 1
+
+    def level_group(self, level: int) -> IntArray:
+        """Each node's group id at ``TOPOLOGY_LEVELS[level]``: itself, its scale-up domain,
+        rack or pod."""
+        if level == 1:
+            return np.arange(self.num_nodes, dtype=np.int64)
+        return (self.domain, self.rack, self.pod)[level - 2]
 
     @property
     def num_nodes(self) -> int:

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scalewall.errors import SpecError
-from scalewall.sched.cluster import GPU_MILLI, Cluster, Placement
+from scalewall.sched.cluster import GPU_MILLI, TOPOLOGY_LEVELS, Cluster, Placement
 from scalewall.sched.duration import DurationModel, JobView, TierSlowdownModel, summarize
 from scalewall.sched.jobs import JobTable, Request
 from scalewall.sched.pending import PendingOrder
@@ -1103,6 +1103,11 @@ class Simulation:
             f"x {self._jobs.gpu_milli[job]} milli-GPU, {self._jobs.cpu_milli[job]} milli-CPU; "
             f"the cluster has {self.cluster.total_gpus} GPUs, {self.cluster.gpu_slots} a node"
         )
+        request = self.requests[job]
+        if request.workers:
+            what += f"; {request.workers} workers x {request.gpus_per_worker} GPUs, one node each"
+        if request.topology_required:
+            what += f"; all within one {TOPOLOGY_LEVELS[request.topology_level]}"
         if self.config.never_fit == "reject":
             raise SpecError("never_fit", "reject", f"{never.size} jobs can never fit: {what}")
         self.warnings.append(f"{never.size} jobs can never fit and were skipped ({what})")

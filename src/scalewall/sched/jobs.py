@@ -4,21 +4,29 @@ A job asks for a gang of ``num_gpu`` GPUs, each ``gpu_milli``/1000 of a GPU (``g
 only with ``num_gpu == 1``: GPU sharing as in openb), plus CPU and memory, optionally restricted to
 some GPU models. It belongs to a tenant (queue / virtual cluster), has a priority and a submit
 time, and a run time measured on the trace (or NaN when the trace has none).
+
+Optional gang columns (:data:`GANG_COLUMNS`) shape a gang as Kueue's topology-aware scheduling
+does (https://kueue.sigs.k8s.io/docs/concepts/topology_aware_scheduling/, podset annotations
+``kueue.x-k8s.io/podset-required-topology`` and ``podset-preferred-topology``): ``workers`` x
+``gpus_per_worker`` GPUs, each worker on one node, and a ``topology_level`` (``node``, ``domain``,
+``rack`` or ``pod``) the whole gang must (``topology_required``) or should stay within. Without
+them, placement is as before.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
 from scalewall.errors import SpecError
-from scalewall.sched.cluster import GPU_MILLI, Cluster
+from scalewall.sched.cluster import GPU_MILLI, TOPOLOGY_LEVELS, Cluster
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 JOB_COLUMNS: tuple[str, ...] = (
     "job_id",
@@ -35,6 +43,17 @@ JOB_COLUMNS: tuple[str, ...] = (
 )
 """Canonical columns every trace reader returns (``gpu_models``: ``|``-separated, empty = any)."""
 
+GANG_COLUMNS: tuple[str, ...] = (
+    "workers",
+    "gpus_per_worker",
+    "topology_level",
+    "topology_required",
+)
+"""Optional columns shaping a gang (see the module docstring); any may be absent."""
+
+_TRUE = frozenset({"true", "1", "1.0", "yes"})
+_FALSE = frozenset({"false", "0", "0.0", "no", "", "nan", "none"})
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Request:
@@ -49,6 +68,17 @@ class Request:
     """Bit mask over the cluster's GPU model ids."""
     shape_id: int
     """Index of this request's shape (same resources, same model list) in the job table."""
+    workers: int = 0
+    """Workers in the gang, each on one node; 0 when the job gives no worker shape."""
+    gpus_per_worker: int = 0
+    """GPUs of each worker (``workers * gpus_per_worker == num_gpu``); 0 with no shape."""
+    topology_level: int = 0
+    """Index in ``TOPOLOGY_LEVELS`` of the group the gang should stay within (0: none)."""
+    topology_required: bool = False
+    """The gang waits rather than leave one group of ``topology_level`` (else it prefers one)."""
+    shaped: bool = False
+    """A worker shape or a topology level is set (placement takes the gang path that honours
+    them; unshaped requests skip it)."""
 
     @property
     def gpu_demand_milli(self) -> int:
@@ -74,6 +104,8 @@ class JobTable:
     shape_id: IntArray
     """Jobs with equal resources and model list share a shape id (0..num_shapes-1)."""
     num_shapes: int
+    gang: GangColumns | None = None
+    """The optional gang columns, ``None`` when the frame has none."""
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -86,6 +118,12 @@ class JobTable:
     def requests(self, cluster: Cluster) -> list[Request]:
         """One :class:`Request` per job, with GPU-model masks resolved against ``cluster``."""
         masks = {m: cluster.model_mask(m) for m in set(self.gpu_models)}
+        plain = self._plain_requests(masks)
+        if self.gang is None:
+            return plain
+        return [self.gang.shape(i, r) for i, r in enumerate(plain)]
+
+    def _plain_requests(self, masks: dict[str, int]) -> list[Request]:
         return [
             Request(
                 cpu_milli=int(c),
@@ -123,11 +161,12 @@ class JobTable:
             tenant_names=self.tenant_names,
             shape_id=self.shape_id[rows],
             num_shapes=self.num_shapes,
+            gang=None if self.gang is None else self.gang.subset(rows),
         )
 
     def to_frame(self) -> pd.DataFrame:
-        """The canonical columns as a DataFrame."""
-        return pd.DataFrame(
+        """The canonical columns (and the gang columns, when set) as a DataFrame."""
+        frame = pd.DataFrame(
             {
                 "job_id": list(self.job_id),
                 "submit_s": self.submit_s,
@@ -142,6 +181,144 @@ class JobTable:
                 "est_run_s": self.est_run_s,
             }
         )
+        if self.gang is not None:
+            for name, values in self.gang.columns().items():
+                frame[name] = values
+        return frame
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class GangColumns:
+    """The gang columns of a job table, validated (0 / "" / False where a job sets none)."""
+
+    workers: IntArray
+    gpus_per_worker: IntArray
+    topology_level: IntArray
+    topology_required: BoolArray
+
+    def shape(self, row: int, request: Request) -> Request:
+        """``request`` with row ``row``'s gang shape."""
+        workers = int(self.workers[row])
+        level = int(self.topology_level[row])
+        if workers == 0 and level == 0:
+            return request
+        return replace(
+            request,
+            workers=workers,
+            gpus_per_worker=int(self.gpus_per_worker[row]),
+            topology_level=level,
+            topology_required=bool(self.topology_required[row]),
+            shaped=True,
+        )
+
+    def subset(self, rows: npt.NDArray[np.int64]) -> GangColumns:
+        return GangColumns(
+            workers=self.workers[rows],
+            gpus_per_worker=self.gpus_per_worker[rows],
+            topology_level=self.topology_level[rows],
+            topology_required=self.topology_required[rows],
+        )
+
+    def columns(self) -> dict[str, npt.NDArray[np.generic] | list[str]]:
+        """The columns as a frame holds them."""
+        return {
+            "workers": self.workers,
+            "gpus_per_worker": self.gpus_per_worker,
+            "topology_level": [TOPOLOGY_LEVELS[i] for i in self.topology_level],
+            "topology_required": self.topology_required,
+        }
+
+
+def _count_column(frame: pd.DataFrame, name: str) -> IntArray:
+    """An optional non-negative integer column (absent or NaN: 0, to be derived)."""
+    if name not in frame.columns:
+        return np.zeros(len(frame), dtype=np.int64)
+    values = pd.to_numeric(frame[name], errors="coerce").to_numpy(np.float64)
+    given = frame[name].notna().to_numpy()
+    bad = (given & np.isnan(values)) | (values < 0) | (values != np.round(values))
+    bad &= given
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise SpecError(
+            name,
+            frame[name].iloc[row],
+            "must be a positive integer (empty or 0: derived from the other)",
+            where=f"job {row}",
+        )
+    return np.asarray(np.nan_to_num(values, nan=0.0), dtype=np.int64)
+
+
+def _worker_shape(frame: pd.DataFrame, num_gpu: IntArray) -> tuple[IntArray, IntArray]:
+    """``workers`` and ``gpus_per_worker``, one derived from the other where only one is
+    given; both 0 where neither is. Their product must be ``num_gpu``."""
+    given_workers = workers = _count_column(frame, "workers")
+    given_per = per = _count_column(frame, "gpus_per_worker")
+    only_w = (workers > 0) & (per == 0)
+    only_p = (per > 0) & (workers == 0)
+    per = np.where(only_w, num_gpu // np.maximum(workers, 1), per)
+    workers = np.where(only_p, num_gpu // np.maximum(per, 1), workers)
+    bad = ((workers > 0) | (per > 0)) & ((workers * per != num_gpu) | (per == 0))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        name = "workers" if given_workers[row] > 0 else "gpus_per_worker"
+        raise SpecError(
+            name,
+            int((given_workers if name == "workers" else given_per)[row]),
+            f"workers x gpus_per_worker must equal num_gpu ({int(num_gpu[row])}), both positive",
+            where=f"job {row}",
+        )
+    return workers, per
+
+
+def _topology_columns(frame: pd.DataFrame) -> tuple[IntArray, BoolArray]:
+    """``topology_level`` as an index in ``TOPOLOGY_LEVELS`` and ``topology_required``."""
+    n = len(frame)
+    level = np.zeros(n, dtype=np.int64)
+    if "topology_level" in frame.columns:
+        names = frame["topology_level"].fillna("").astype(str).str.strip().str.lower()
+        codes = {name: i for i, name in enumerate(TOPOLOGY_LEVELS)}
+        unknown = ~names.isin(list(codes))
+        if unknown.any():
+            row = int(np.flatnonzero(unknown.to_numpy())[0])
+            valid = ", ".join(repr(x) for x in TOPOLOGY_LEVELS)
+            raise SpecError(
+                "topology_level", names.iloc[row], f"valid: {valid}", where=f"job {row}"
+            )
+        level = np.asarray(names.map(codes).to_numpy(), dtype=np.int64)
+    required = np.zeros(n, dtype=bool)
+    if "topology_required" in frame.columns:
+        text = frame["topology_required"].astype(str).str.strip().str.lower()
+        unknown = ~text.isin(list(_TRUE | _FALSE))
+        if unknown.any():
+            row = int(np.flatnonzero(unknown.to_numpy())[0])
+            raise SpecError(
+                "topology_required",
+                frame["topology_required"].iloc[row],
+                "valid: true or false",
+                where=f"job {row}",
+            )
+        required = text.isin(list(_TRUE)).to_numpy()
+        orphan = required & (level == 0)
+        if orphan.any():
+            row = int(np.flatnonzero(orphan)[0])
+            raise SpecError(
+                "topology_required",
+                True,
+                "needs a topology_level (node, domain, rack or pod)",
+                where=f"job {row}",
+            )
+    return level, required
+
+
+def _gang_columns(frame: pd.DataFrame, num_gpu: IntArray) -> GangColumns | None:
+    """The validated gang columns, or ``None`` when the frame has none of them."""
+    if not any(c in frame.columns for c in GANG_COLUMNS):
+        return None
+    workers, per = _worker_shape(frame, num_gpu)
+    level, required = _topology_columns(frame)
+    return GangColumns(
+        workers=workers, gpus_per_worker=per, topology_level=level, topology_required=required
+    )
 
 
 def job_table(frame: pd.DataFrame) -> JobTable:
@@ -161,9 +338,17 @@ def job_table(frame: pd.DataFrame) -> JobTable:
             "a fraction of a GPU is only valid with num_gpu == 1",
             where=f"job {row}",
         )
+    gang = _gang_columns(frame, num_gpu)
     shape_cols = ["num_gpu", "gpu_milli", "cpu_milli", "memory_bytes", "gpu_models"]
+    keyed = frame
+    if gang is not None:
+        # Jobs of one shape must ask the same gang too (the engine caches "no room" per shape).
+        keyed = frame.assign(
+            _workers=gang.workers, _level=gang.topology_level, _req=gang.topology_required
+        )
+        shape_cols += ["_workers", "_level", "_req"]
     shape_id = np.asarray(
-        frame.groupby(shape_cols, sort=True, dropna=False).ngroup(), dtype=np.int64
+        keyed.groupby(shape_cols, sort=True, dropna=False).ngroup(), dtype=np.int64
     )
     tenants = frame["tenant"].astype(str)
     tenant_names = tuple(sorted(tenants.unique()))
@@ -185,4 +370,5 @@ def job_table(frame: pd.DataFrame) -> JobTable:
         tenant_names=tenant_names,
         shape_id=shape_id,
         num_shapes=int(shape_id.max(initial=-1)) + 1,
+        gang=gang,
     )

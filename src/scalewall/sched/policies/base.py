@@ -5,7 +5,9 @@ A placement policy answers one question: given the cluster's free capacity and o
 which node(s) and GPU slots does the job get (or ``None``: nothing fits now). Single-node
 requests are scored node by node over numpy arrays (lower score is better; ties go to a random
 but fixed node order drawn from the run's seed, so runs are repeatable). Requests for more GPUs
-than one node holds become gangs of whole GPUs over several nodes.
+than one node holds become gangs of whole GPUs over several nodes. A request with a worker shape
+or a topology level (``Request.shaped``, from the job table's gang columns) takes
+:meth:`ScoredPlacement.place_shaped`, which every policy shares.
 """
 
 from __future__ import annotations
@@ -84,11 +86,33 @@ def fits_when_empty(fresh: Cluster, request: Request) -> bool:
     ``Cluster.copy_fresh``): on one node (CPU, memory, GPU model, GPU count), or as a gang of
     whole GPUs over nodes of its models. A request that fails this never starts, whatever the
     policies do."""
+    if request.shaped:
+        return _shaped_fits_when_empty(fresh, request)
     if needs_gang(fresh, request):
         if request.gpu_milli < GPU_MILLI:
             return False
         return int(ScoredPlacement().gang_capacity(fresh, request).sum()) >= request.num_gpu
     return bool(feasible_nodes(fresh, request).any())
+
+
+def _shaped_fits_when_empty(fresh: Cluster, request: Request) -> bool:
+    """:func:`fits_when_empty` for a shaped request: on one node (which keeps it within any
+    level), or, with several workers of whole GPUs, as a gang of whole workers, within one
+    group of its level when that level is required."""
+    if request.num_gpu <= fresh.gpu_slots:
+        if feasible_nodes(fresh, request).any():
+            return True
+        if request.workers <= 1:
+            return False  # one worker, or no worker shape: a single-node job, as unshaped
+    elif request.workers == 1:
+        return False  # one worker needs more GPUs than any node has
+    if request.gpu_milli < GPU_MILLI:
+        return False
+    cap = ScoredPlacement().gang_capacity(fresh, request)
+    if request.topology_required:
+        group = fresh.level_group(request.topology_level)
+        return bool(np.bincount(group, weights=cap).max(initial=0) >= request.num_gpu)
+    return int(cap.sum()) >= request.num_gpu
 
 
 def needs_gang(cluster: Cluster, request: Request) -> bool:
@@ -134,16 +158,56 @@ class ScoredPlacement:
         return int(ties[np.argmin(self.rank[ties])])
 
     def place(self, cluster: Cluster, request: Request) -> Placement | None:
+        if request.shaped:
+            return self.place_shaped(cluster, request)
         if needs_gang(cluster, request):
             return self.place_gang(cluster, request)
+        return self.place_node(cluster, request)
+
+    def place_node(self, cluster: Cluster, request: Request) -> Placement | None:
+        """The policy's single-node placement (the request fits one node's slot count)."""
         cand = np.flatnonzero(feasible_nodes(cluster, request))
         if cand.size == 0:
             return None
         node = self.pick(cand, self.node_scores(cluster, request, cand))
         return single_node(node, self.slots(cluster, node, request), request)
 
+    def place_shaped(self, cluster: Cluster, request: Request) -> Placement | None:
+        """A gang with a worker shape and/or a topology level, as Kueue's topology-aware
+        scheduling places a pod set (https://kueue.sigs.k8s.io/docs/concepts/
+        topology_aware_scheduling/): on one node when the policy finds one (all workers
+        together satisfy every level); else whole workers over nodes, inside the tightest
+        group of ``topology_level`` that holds the gang; when none does, a required level
+        waits (``None``) and a preferred one spreads as the policy's ``place_gang`` does."""
+        if request.num_gpu <= cluster.gpu_slots:
+            found = self.place_node(cluster, request)
+            if found is not None or request.workers <= 1:
+                return found
+        elif request.workers == 1:
+            return None  # one worker needs more GPUs than any node has
+        if request.gpu_milli < GPU_MILLI:
+            return None
+        cap = self.gang_capacity(cluster, request)
+        need = request.num_gpu
+        if int(cap.sum()) < need:
+            return None
+        if request.topology_level:
+            group = cluster.level_group(request.topology_level)
+            group_cap = np.bincount(group, weights=cap)
+            fits = np.flatnonzero(group_cap >= need)
+            if fits.size:
+                best = int(fits[np.argmin(group_cap[fits])])
+                cand = np.flatnonzero((group == best) & (cap > 0))
+                return fill_gang(cluster, request, cap, self.gang_order(cluster, cap, cand, need))
+            if request.topology_required:
+                return None
+        return self.place_gang(cluster, request)
+
     def gang_capacity(self, cluster: Cluster, request: Request) -> IntArray:
-        """Whole free GPUs each node can give this gang, limited by its CPU and memory share."""
+        """Whole free GPUs each node can give this gang, limited by its CPU and memory share;
+        with a worker shape, whole workers only (each worker's GPUs on one node)."""
+        if request.gpus_per_worker > 1:
+            return self._worker_capacity(cluster, request)
         per_gpu_cpu = -(-request.cpu_milli // request.num_gpu)
         per_gpu_mem = -(-request.memory_bytes // request.num_gpu)
         cap = np.minimum(cluster.whole_free, cluster.cpu_free // max(per_gpu_cpu, 1))
@@ -151,6 +215,17 @@ class ScoredPlacement:
             cap = np.minimum(cap, cluster.mem_free // per_gpu_mem)
         ok = cluster.schedulable & cluster.model_ok(request.model_mask)
         return np.where(ok, cap, 0).astype(np.int64)
+
+    def _worker_capacity(self, cluster: Cluster, request: Request) -> IntArray:
+        """GPUs of the whole workers each node can host (CPU and memory split per worker)."""
+        per = request.gpus_per_worker
+        per_worker_cpu = -(-request.cpu_milli // request.workers)
+        per_worker_mem = -(-request.memory_bytes // request.workers)
+        fit = np.minimum(cluster.whole_free // per, cluster.cpu_free // max(per_worker_cpu, 1))
+        if per_worker_mem > 0:
+            fit = np.minimum(fit, cluster.mem_free // per_worker_mem)
+        ok = cluster.schedulable & cluster.model_ok(request.model_mask)
+        return np.where(ok, fit * per, 0).astype(np.int64)
 
     def gang_order(self, cluster: Cluster, cap: IntArray, cand: IntArray, need: int) -> IntArray:
         """The first nodes a gang of ``need`` GPUs fills, in order: most free GPUs first, then

@@ -35,7 +35,6 @@ from scalewall.sched.jobs import JobTable, Request
 from scalewall.sched.policies.base import (
     FloatArray,
     ScoredPlacement,
-    needs_gang,
     register_placement,
     single_node,
 )
@@ -240,9 +239,7 @@ class FgdPlacement(ScoredPlacement):
         rows = np.arange(k)
         return frag[rows, best] - before, free[rows, best]
 
-    def place(self, cluster: Cluster, request: Request) -> Placement | None:
-        if needs_gang(cluster, request):
-            return self.place_gang(cluster, request)
+    def place_node(self, cluster: Cluster, request: Request) -> Placement | None:
         self._refresh(cluster)
         sids = self.node_state
         scores = self.delta[sids, request.shape_id]
