@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from tests.sched.frames import job_frame
 
 from scalewall import sched
 from scalewall.errors import SpecError
@@ -11,22 +12,7 @@ from scalewall.sched.engine import SimConfig
 
 
 def _frame(num_gpu: list[int], run_s: float = 100.0) -> pd.DataFrame:
-    n = len(num_gpu)
-    return pd.DataFrame(
-        {
-            "job_id": [f"j{i}" for i in range(n)],
-            "submit_s": [float(i) for i in range(n)],
-            "run_s": [run_s] * n,
-            "num_gpu": num_gpu,
-            "gpu_milli": [1000] * n,
-            "cpu_milli": [1000] * n,
-            "memory_bytes": [0] * n,
-            "gpu_models": [""] * n,
-            "priority": [0] * n,
-            "tenant": ["a"] * n,
-            "est_run_s": [run_s] * n,
-        }
-    )
+    return job_frame(num_gpu, run_s=run_s)
 
 
 def test_a_job_larger_than_the_cluster_is_skipped_and_fifo_moves_on() -> None:

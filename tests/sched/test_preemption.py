@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+from tests.sched.frames import job_frame
 
 from scalewall.sched.cluster import SyntheticClusterSpec, synthetic_cluster
 from scalewall.sched.duration import TierSlowdownModel
@@ -14,24 +14,9 @@ from scalewall.sched.jobs import job_table
 def _jobs(
     submit: list[float], run: list[float], gpus: list[int], tenant: list[str], prio: list[int]
 ):  # type: ignore[no-untyped-def]
-    n = len(submit)
-    return job_table(
-        pd.DataFrame(
-            {
-                "job_id": [f"j{i}" for i in range(n)],
-                "submit_s": submit,
-                "run_s": run,
-                "num_gpu": gpus,
-                "gpu_milli": 1000,
-                "cpu_milli": [1000 * g for g in gpus],
-                "memory_bytes": 0,
-                "gpu_models": "",
-                "priority": prio,
-                "tenant": tenant,
-                "est_run_s": run,
-            }
-        )
-    )
+    cpu = [1000 * g for g in gpus]
+    frame = job_frame(gpus, submit_s=submit, run_s=run, cpu_milli=cpu, tenant=tenant, priority=prio)
+    return job_table(frame)
 
 
 def _run(jobs, queue: str, **config: object) -> Simulation:  # type: ignore[no-untyped-def]

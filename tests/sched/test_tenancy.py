@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.sched.frames import job_frame
 
 from scalewall.errors import SpecError
 from scalewall.sched.cluster import GPU_MILLI, SyntheticClusterSpec, synthetic_cluster
@@ -29,23 +29,11 @@ from scalewall.sched.tenancy import (
 def _jobs(tenant: list[str], gpus: list[int], submit: list[float], prio: list[int] | None = None):  # type: ignore[no-untyped-def]
     n = len(tenant)
     run = [3_000.0 + 100.0 * i for i in range(n)]
-    return job_table(
-        pd.DataFrame(
-            {
-                "job_id": [f"j{i}" for i in range(n)],
-                "submit_s": submit,
-                "run_s": run,
-                "num_gpu": gpus,
-                "gpu_milli": 1000,
-                "cpu_milli": [1000 * g for g in gpus],
-                "memory_bytes": 0,
-                "gpu_models": "",
-                "priority": prio or [0] * n,
-                "tenant": tenant,
-                "est_run_s": run,
-            }
-        )
+    cpu = [1000 * g for g in gpus]
+    frame = job_frame(
+        gpus, submit_s=submit, run_s=run, cpu_milli=cpu, tenant=tenant, priority=prio or [0] * n
     )
+    return job_table(frame)
 
 
 def _run(jobs, queues: tuple[TenantQueue, ...], queue: str = "quota", cohorts=()):  # type: ignore[no-untyped-def]

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.sched.frames import job_frame
 
 from scalewall import sched
 from scalewall.errors import SpecError
@@ -16,25 +17,7 @@ from scalewall.sched.policies.base import make_placement, placement_names
 
 
 def _frame(num_gpu: list[int], run_s: float = 1000.0, **gang: list[object]) -> pd.DataFrame:
-    n = len(num_gpu)
-    frame = pd.DataFrame(
-        {
-            "job_id": [f"j{i}" for i in range(n)],
-            "submit_s": [float(i) for i in range(n)],
-            "run_s": [run_s] * n,
-            "num_gpu": num_gpu,
-            "gpu_milli": [1000] * n,
-            "cpu_milli": [1000] * n,
-            "memory_bytes": [0] * n,
-            "gpu_models": [""] * n,
-            "priority": [0] * n,
-            "tenant": ["a"] * n,
-            "est_run_s": [run_s] * n,
-        }
-    )
-    for name, values in gang.items():
-        frame[name] = values
-    return frame
+    return job_frame(num_gpu, run_s=run_s, **gang)
 
 
 def _two_racks() -> Cluster:
