@@ -1,6 +1,7 @@
-"""MosaicML LLM Foundry's H100 BF16 table (scripts/train/benchmarking/README.md, 2023): MPT
-760M-70B under PyTorch FSDP FULL_SHARD on 8-64 H100, 512 to 65,536 tokens. The group's MAPE,
-and per-GPU throughput across the weak-scaling series at 2,048 tokens."""
+"""MosaicML LLM Foundry's H100 BF16 tables (scripts/train/benchmarking/README.md, 2023): MPT
+760M-70B under PyTorch FSDP on 8-64 H100 at 512 to 65,536 tokens, and 1B-70B on 128, 256 and
+512 H100 at 2,048 tokens (the 'Large Scale' table). The group's MAPE, and per-GPU throughput
+across each weak-scaling series at 2,048 tokens."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from scalewall.validation.harness import predict_case, validate_cases
 from scalewall.validation.runs import Case, fsdp_runs_path, read_runs
 
 MAPE_BOUND = 0.08
-"""Group bound: 6.6% over its 104 metrics today (the llm-foundry stack's attention rate fitted to
-the 12 rows at 16K tokens and more; the 40 shorter rows are 7.4% out of that fit)."""
+"""Group bound: 6.9% over its 140 metrics today, 6.6% over the 104 of the 8-64 GPU table (the
+llm-foundry stack's attention rate fitted to the 12 rows at 16K tokens and more; the 40 shorter
+rows are 7.4% out of that fit)."""
 SCALING_TOLERANCE = 0.035
 """Points of per-GPU scaling, largest size over smallest. The 1B series falls 3.6% from 16 to 64
 GPUs where the model predicts 0.5%: within 3.5 points, not 3."""
@@ -22,6 +24,22 @@ SERIES = {
     "mpt13b_s2048": (8, 16, 32, 64),
     "mpt30b_s2048": (16, 32),
 }
+LARGE_SERIES = ("mpt1b", "mpt3b", "mpt7b", "mpt13b", "mpt30b", "mpt70b")
+"""The 'Large Scale' table's series, 128 -> 512 GPUs at fixed micro-batch: measured per-GPU
+throughput falls 2.5% (13B) to 9.7% (1B)."""
+LARGE_TOLERANCE = 0.03
+"""Points of per-GPU scaling, 512 over 128 GPUs."""
+LARGE_MISSED = {
+    "mpt1b": "measured 0.903, predicted 0.994",
+    "mpt3b": "measured 0.925, predicted 0.995",
+    "mpt7b": "measured 0.923, predicted 0.991",
+    "mpt30b": "measured 0.962, predicted 0.995",
+    "mpt70b": "measured 0.952, predicted 0.996",
+}
+"""Series whose fall the step model does not reproduce: at these micro-batches (6-16 sequences)
+every per-layer collective, NCCL's ring latencies included, stays hidden behind its layer, and the
+straggler term adds 0.5 points; the mechanism behind the measured 4-10% is not identified (the
+extra time per step grows with the model: 60 ms for 1B, 0.8 s for 70B)."""
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +49,7 @@ def cases() -> dict[str, Case]:
 
 def test_llm_foundry_group_mape(cases: dict[str, Case]) -> None:
     groups = validate_cases(list(cases.values())).groups()
-    assert groups["llmfoundry"]["metrics"] == 104
+    assert groups["llmfoundry"]["metrics"] == 140
     assert groups["llmfoundry"]["mape"] <= MAPE_BOUND
 
 
@@ -49,3 +67,23 @@ def test_fsdp_per_gpu_scaling(cases: dict[str, Case], series: str) -> None:
 
     ratio = measured(last) / measured(first)
     assert predicted(last) / predicted(first) == pytest.approx(ratio, abs=SCALING_TOLERANCE)
+
+
+@pytest.mark.parametrize(
+    "series",
+    [
+        pytest.param(s, marks=pytest.mark.xfail(reason=LARGE_MISSED[s], strict=True))
+        if s in LARGE_MISSED
+        else s
+        for s in LARGE_SERIES
+    ],
+)
+def test_fsdp_large_scale_per_gpu_scaling(cases: dict[str, Case], series: str) -> None:
+    first = cases[f"llmfoundry_h100_{series}_s2048_128gpu"]
+    last = cases[f"llmfoundry_h100_{series}_s2048_512gpu"]
+
+    def per_gpu(case: Case) -> float:
+        return predict_case(case).row["tokens_per_s"] / case.hardware["gpus"]
+
+    measured = last.published["tokens_per_s_per_gpu"] / first.published["tokens_per_s_per_gpu"]
+    assert per_gpu(last) / per_gpu(first) == pytest.approx(measured, abs=LARGE_TOLERANCE)

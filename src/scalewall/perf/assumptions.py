@@ -202,12 +202,19 @@ class CommEfficiency:
     """Fixed cost of one collective call (launch, protocol setup): small-message all-reduce on 8x
     H200 takes ~40 us at 32 KiB with NVLS, about 20-40 us without the bandwidth term. Set by:
     small-message nccl-tests."""
-    ring_step_latency_scale_up_s: float = 1.0e-6
-    """Latency of one ring step between GPUs of a scale-up domain. Set by: nccl-tests latency
-    (``scalewall calibrate`` fits it to a user's collectives)."""
-    ring_step_latency_scale_out_s: float = 4.0e-6
-    """Latency of one ring step across the network, on top of the switch hops. Set by: nccl-tests
-    latency (``scalewall calibrate`` fits it to a user's collectives)."""
+    ring_step_latency_scale_up_s: float = 3.4e-6
+    """Latency of one ring step between GPUs of a scale-up domain. NCCL's own tuning model charges
+    3.4 us per NVLink ring step with the Simple protocol, the one large messages use (NVIDIA/nccl
+    ``src/graph/tuning.cc``, ``hwLat[NVLINK][RING][SIMPLE]``, 2.18-2.27); a ring all-gather or
+    reduce-scatter pays it n - nodes times. Set by: NCCL's tuning model (``scalewall calibrate``
+    fits it to a user's collectives)."""
+    ring_step_latency_scale_out_s: float = 14.0e-6
+    """Latency of one ring step across the network, added to the switch hops of the tier. NCCL's
+    tuning model charges 14 us per network ring step with the Simple protocol
+    (``hwLat[NET][RING][SIMPLE]``, the same source and releases), nodes - 1 times per ring
+    all-gather or reduce-scatter; its figure includes the switches, so the tier's hop latency
+    (under 1 us) is counted twice. Set by: NCCL's tuning model (``scalewall calibrate`` fits it to
+    a user's collectives)."""
     ecmp_flows_per_path: float = 16.0
     """Flows a collective spreads over each hashed path (NCCL channels x queue pairs; Meta's
     enhanced ECMP hashes extra header fields to the same end, Llama 3 report Sec. 3.3.1). With k

@@ -36,16 +36,16 @@ def test_tp_inside_a_node_vs_across_nodes(h100_1024: Cluster) -> None:
     message = 256 * MIB
     inside = coll.reduce_scatter_time_s(h100_1024, EFF, one(8), one(1), one(message))[0]
     across = coll.reduce_scatter_time_s(h100_1024, EFF, one(16), one(1), one(message))[0]
-    # Inside: launch 20 us + (8-1)/8 x 256 MiB / (450 GB/s x 0.80) + 7 ring steps x 1 us
-    #   = 20 + 652.4 + 7 = 679.4 us.
-    assert inside == pytest.approx(20e-6 + 7 / 8 * message / 360e9 + 7e-6, rel=1e-9)
-    assert inside == pytest.approx(679.4e-6, rel=1e-3)
+    # Inside: launch 20 us + (8-1)/8 x 256 MiB / (450 GB/s x 0.80) + 7 ring steps x 3.4 us
+    #   = 20 + 652.4 + 23.8 = 696.2 us.
+    assert inside == pytest.approx(20e-6 + 7 / 8 * message / 360e9 + 7 * 3.4e-6, rel=1e-9)
+    assert inside == pytest.approx(696.2e-6, rel=1e-3)
     # Across two nodes: the same NVLink bytes, then 2 nodes over the NICs on a 1/8 shard:
-    #   (2-1)/2 x 32 MiB / (50 GB/s x 0.92) = 364.7 us, one ring step 4 us + 2 x 130 ns;
+    #   (2-1)/2 x 32 MiB / (50 GB/s x 0.92) = 364.7 us, one ring step 14 us + 2 x 130 ns;
     #   NCCL's one ring through the 16 ranks takes (16 - 2) NVLink steps, 7 more than inside.
-    second = 0.5 * message / 8 / 46e9 + 4e-6 + 2 * 130e-9
-    assert across == pytest.approx(inside + second + 7e-6, rel=1e-9)
-    assert across / inside == pytest.approx(1.553, rel=1e-3)
+    second = 0.5 * message / 8 / 46e9 + 14e-6 + 2 * 130e-9
+    assert across == pytest.approx(inside + second + 7 * 3.4e-6, rel=1e-9)
+    assert across / inside == pytest.approx(1.578, rel=1e-3)
 
 
 def test_interleaving_halves_the_bubble(llama70b: ModelSpec, h100_1024: Cluster) -> None:
@@ -113,10 +113,10 @@ def test_oversubscription_slows_dp_across_pods() -> None:
     full, thin = _oversubscribed(1.0), _oversubscribed(4.0)
     grads = 1e9
     # A DP group of 2 ranks 256 apart crosses the core tier only: ring all-reduce
-    # 2 x (1/2) x 1 GB / (50 GB/s x 0.92 / oversubscription) + 2 steps x (4 us + 5 x 2 x 130 ns).
+    # 2 x (1/2) x 1 GB / (50 GB/s x 0.92 / oversubscription) + 2 steps x (14 us + 5 x 2 x 130 ns).
     for cluster, ratio in ((full, 1.0), (thin, 4.0)):
         got = coll.allreduce_time_s(cluster, EFF, one(2), one(256), one(grads))[0]
-        expect = 20e-6 + grads / (46e9 / ratio) + 2 * (4e-6 + 10 * 130e-9)
+        expect = 20e-6 + grads / (46e9 / ratio) + 2 * (14e-6 + 10 * 130e-9)
         assert got == pytest.approx(expect, rel=1e-9)
     model = catalog.model("llama3-8b")
     plan = ParallelPlan(tp=8, pp=1, dp=64, micro_batch=1, global_batch=128, seq_len=8192)
