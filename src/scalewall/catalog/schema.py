@@ -194,6 +194,10 @@ class ModelSpec:
     """Multi-token-prediction modules (DeepSeek-V3: 1)."""
     sliding_window: int = 0
     """0: full attention; else tokens each query sees."""
+    full_attention_layers: int = 0
+    """With a window: layers that attend to the whole sequence anyway (gpt-oss alternates
+    windowed and full layers, 18 of 36; Gemma 3 has one full layer in six); 0: every layer
+    uses the window."""
     dropout: bool = False
     """Trained with hidden and attention dropout (GPT-era Megatron recipes use 0.1)."""
     active_params_published: float = 0.0
@@ -231,6 +235,13 @@ class ModelSpec:
                 f"at most the {self.layers} layers",
                 where=where,
             )
+        if self.full_attention_layers > self.layers:
+            raise SpecError(
+                "full_attention_layers",
+                self.full_attention_layers,
+                f"at most the {self.layers} layers",
+                where=where,
+            )
         for name in ("params_published", "active_params_published"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 <= value < float("inf")):
@@ -243,6 +254,16 @@ class ModelSpec:
     @property
     def head_size(self) -> int:
         return self.head_dim or self.hidden // self.heads
+
+    @property
+    def attention_windows(self) -> tuple[tuple[int, float], ...]:
+        """(window, share of the layers) pairs, window 0 for full attention: one pair, or two
+        where windowed and full layers alternate. Per-layer attention costs are their mean."""
+        if not self.sliding_window:
+            return ((0, 1.0),)
+        full = self.full_attention_layers / self.layers
+        pairs = ((self.sliding_window, 1.0 - full), (0, full))
+        return tuple(pair for pair in pairs if pair[1] > 0)
 
 
 MODEL_ACTIVATIONS = ("gelu", "swiglu", "relu")
@@ -271,6 +292,7 @@ _MODEL_NON_NEGATIVE = (
     "v_head_dim",
     "mtp_layers",
     "sliding_window",
+    "full_attention_layers",
 )
 
 

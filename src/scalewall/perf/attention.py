@@ -31,13 +31,13 @@ def head_dims(model: ModelSpec) -> tuple[float, float]:
     return d, d
 
 
-def keys_per_query(model: ModelSpec, seq_len: FloatArray) -> FloatArray:
+def keys_per_query(seq_len: FloatArray, window: int) -> FloatArray:
     """Mean keys a causal query attends to: s/2, or w (1 - w / 2s) under a sliding window
-    w < s (the first w queries see fewer than w keys)."""
+    w < s (the first w queries see fewer than w keys); ``window`` 0 is full attention."""
     half: FloatArray = seq_len * 0.5
-    if not model.sliding_window:
+    if not window:
         return half
-    w = float(model.sliding_window)
+    w = float(window)
     result: FloatArray = np.where(w < seq_len, w * (1.0 - w / (2.0 * seq_len)), half)
     return result
 
@@ -46,21 +46,35 @@ def attention_times(
     model: ModelSpec, p: PlanBatch, dev: Device, eff: Efficiency, stack: Stack
 ) -> tuple[FloatArray, ...]:
     """Forward time, backward time and selective-recompute time of the attention core (scores
-    and context) of one layer, per GPU. Attention stays in BF16 under every FP8 recipe."""
+    and context) of one layer, per GPU: the mean over the model's windowed and full layers
+    (``ModelSpec.attention_windows``). Attention stays in BF16 under every FP8 recipe."""
+    parts = [
+        tuple(share * t for t in _attention_times(model, p, dev, eff, stack, window))
+        for window, share in model.attention_windows
+    ]
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(a + b for a, b in zip(*parts, strict=True))
+
+
+def _attention_times(
+    model: ModelSpec, p: PlanBatch, dev: Device, eff: Efficiency, stack: Stack, window: int
+) -> tuple[FloatArray, ...]:
+    """``attention_times`` for layers that see ``window`` keys (0: the whole sequence)."""
     heads = model.heads / p.tp
     d_qk, d_v = head_dims(model)
     tokens = p.micro_batch * p.seq_len / p.cp
     if stack.flash_attention:
         # A causal kernel skips the masked half; with CP, causal load balancing gives each rank
         # the same share. FlashAttention's backward recomputes the scores: 2.5x forward FLOPs.
-        flop = 2.0 * tokens * keys_per_query(model, p.seq_len) * heads * (d_qk + d_v)
+        flop = 2.0 * tokens * keys_per_query(p.seq_len, window) * heads * (d_qk + d_v)
         frac = dev.attention_frac
         if stack.attention_kernel_frac > 0:
             frac = stack.attention_kernel_frac * dev.clock_frac
         # Keys one kernel call loops over: the sequence (or window), or one ring step's chunk.
         keys = np.where((p.cp > 1) & (p.cp_mode == CP_MODE["ring"]), p.seq_len / p.cp, p.seq_len)
-        if model.sliding_window:
-            keys = np.minimum(keys, float(model.sliding_window))
+        if window:
+            keys = np.minimum(keys, float(window))
         rate = frac * keys / (keys + eff.attention.attention_half_tokens)
         forward = flop / (dev.peak_bf16_flop_per_s * rate)
         return forward, 2.5 * forward, np.zeros_like(forward)
@@ -69,8 +83,8 @@ def attention_times(
     batch = p.micro_batch * heads
     s = p.seq_len / p.cp
     span = p.seq_len
-    if model.sliding_window:
-        span = np.minimum(p.seq_len, float(model.sliding_window))
+    if window:
+        span = np.minimum(p.seq_len, float(window))
     qk = gemm_time_s(s, span, d_qk, dev, eff, batch=batch)
     av = gemm_time_s(s, d_v, span, dev, eff, batch=batch)
     scores = batch * s * span

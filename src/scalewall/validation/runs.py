@@ -175,6 +175,7 @@ MODEL_EXTRA_FIELDS = (
     "v_head_dim",
     "mtp_layers",
     "sliding_window",
+    "full_attention_layers",
 )
 """Shape fields a case's ``model`` may state beside the format's main ones (MLA ranks, MTP,
 windows, ...): named as in the catalog's model files."""

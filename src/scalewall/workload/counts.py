@@ -151,9 +151,13 @@ def attention_flop_per_token(model: ModelSpec, seq_len: int, causal_half: bool) 
     """Forward FLOPs per token of the score (QK^T) and context (AV) products, all layers.
 
     ``2 * s * H * (d_qk + d_v)`` per layer over the full s x s square; a causal kernel that skips
-    the masked half does half of it (``causal_half``). Sliding windows cap s at the window.
+    the masked half does half of it (``causal_half``). Sliding windows cap s at the window in
+    the layers that use it (``ModelSpec.attention_windows``).
     """
-    span = min(seq_len, model.sliding_window) if model.sliding_window else seq_len
+    span = sum(
+        share * (min(seq_len, window) if window else seq_len)
+        for window, share in model.attention_windows
+    )
     if model.kv_lora_rank:
         d_qk = model.qk_nope_head_dim + model.qk_rope_head_dim
         d_v = model.v_head_dim

@@ -123,19 +123,29 @@ def _nested_blocks(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _sliding_window(cfg: dict[str, Any], layers: int, window: int) -> int:
-    """The window every layer uses, or 0 where some layers (or all) attend to the whole
-    sequence: Qwen2/3 write a window they do not use (``use_sliding_window: false``); Gemma 2/3
-    and gpt-oss alternate windowed and full layers (``layer_types``), which the one-window shape
-    cannot state, so those count as full attention (the slower, safe side)."""
+def _sliding_window(cfg: dict[str, Any], layers: int, window: int) -> tuple[int, int]:
+    """The attention window and how many layers attend to the whole sequence anyway
+    (``ModelSpec.full_attention_layers``); (0, 0) for full attention everywhere.
+
+    Qwen2/3 write a window they do not use (``use_sliding_window: false``) and give the first
+    ``max_window_layers`` layers full attention; gpt-oss and recent Gemma configs list each
+    layer's kind (``layer_types``); Gemma 3 has one full layer every ``sliding_window_pattern``
+    layers (``modeling_gemma3.py``: ``(i + 1) % pattern == 0``), Gemma 2 every other
+    (``modeling_gemma2.py``: odd layers)."""
     if not window or cfg.get("use_sliding_window") is False:
-        return 0
+        return 0, 0
     kinds = cfg.get("layer_types")
-    if isinstance(kinds, list) and any(k != "sliding_attention" for k in kinds):
-        return 0
-    if cfg.get("sliding_window_pattern") or cfg.get("max_window_layers", layers) < layers:
-        return 0
-    return window
+    if isinstance(kinds, list) and kinds:
+        full = sum(1 for k in kinds[:layers] if k != "sliding_attention")
+    elif isinstance(cfg.get("sliding_window_pattern"), int) and cfg["sliding_window_pattern"] > 0:
+        full = layers // int(cfg["sliding_window_pattern"])
+    elif cfg.get("model_type") == "gemma2":
+        full = layers // 2
+    elif isinstance(cfg.get("max_window_layers"), int):
+        full = min(int(cfg["max_window_layers"]), layers)
+    else:
+        full = 0
+    return (0, 0) if full >= layers else (window, full)
 
 
 NON_TRANSFORMER_TYPES = frozenset(
@@ -245,6 +255,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     tied = cfg.get("tie_word_embeddings")
     if tied is None:
         tied = model_type in TIED_BY_DEFAULT_TYPES
+    window, full_layers = _sliding_window(cfg, layers, num("sliding_window", default=0))
     return ModelSpec(
         id=Path(name).stem,
         name=str(_hf_get(cfg, "_name_or_path", default=name)),
@@ -274,7 +285,8 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         qk_rope_head_dim=num("qk_rope_head_dim", default=0),
         v_head_dim=num("v_head_dim", default=0),
         mtp_layers=num("num_nextn_predict_layers", default=0),
-        sliding_window=_sliding_window(cfg, layers, num("sliding_window", default=0)),
+        sliding_window=window,
+        full_attention_layers=full_layers,
     )
 
 

@@ -181,10 +181,25 @@ def test_multimodal_text_config_is_the_language_model() -> None:
 def test_windows_that_are_written_but_unused_are_full_attention() -> None:
     assert model_from_hf_config(CONFIGS["Qwen/Qwen2.5-7B"][0], "q").sliding_window == 0
     assert model_from_hf_config(CONFIGS["mistralai/Mistral-7B-v0.1"][0], "m").sliding_window == 4096
-    alternating = CONFIGS["mistralai/Mistral-7B-v0.1"][0] | {
-        "layer_types": ["sliding_attention", "full_attention"] * 16
+    every_layer_full = CONFIGS["mistralai/Mistral-7B-v0.1"][0] | {
+        "layer_types": ["full_attention"] * 32
     }
-    assert model_from_hf_config(alternating, "g").sliding_window == 0
+    assert model_from_hf_config(every_layer_full, "f").sliding_window == 0
+
+
+def test_alternating_windows_count_their_full_layers() -> None:
+    """gpt-oss lists each layer's kind; Gemma 3 has one full layer per pattern, Gemma 2 every
+    other one, Qwen2 the first ``max_window_layers``."""
+    mistral = CONFIGS["mistralai/Mistral-7B-v0.1"][0]
+    listed = mistral | {"layer_types": ["sliding_attention", "full_attention"] * 16}
+    spec = model_from_hf_config(listed, "g")
+    assert (spec.sliding_window, spec.full_attention_layers) == (4096, 16)
+    assert spec.attention_windows == ((4096, 0.5), (0, 0.5))
+    pattern = model_from_hf_config(mistral | {"sliding_window_pattern": 6}, "g3")
+    assert pattern.full_attention_layers == 32 // 6
+    qwen = model_from_hf_config(mistral | {"max_window_layers": 8}, "q")
+    assert qwen.full_attention_layers == 8
+    assert model_from_hf_config(mistral | {"max_window_layers": 32}, "q").sliding_window == 0
 
 
 def test_gated_gelu_has_three_ffn_matrices_and_gpt_two() -> None:
