@@ -143,6 +143,15 @@ def torchtitan_runs_path() -> Path:
     return Path(str(resources.files("scalewall.validation") / "data" / "torchtitan_runs.json"))
 
 
+def gpt_oss_runs_path() -> Path:
+    """gpt-oss-120b on GB300, GB200, B200 and H100 (Megatron-Bridge 25.11 and 26.02 tables),
+    out of sample: the step model predicts these rows 2-93% too fast, a gap no mechanism in
+    hand explains, so the file is not among ``shipped_runs_paths`` (a fit on it would bend the
+    shared constants to a missing mechanism); ``tests/validation/test_gpt_oss_runs.py`` holds
+    the gap as an expected failure."""
+    return Path(str(resources.files("scalewall.validation") / "data" / "gpt_oss_runs.json"))
+
+
 def shipped_runs_paths() -> tuple[Path, ...]:
     """Every ``scalewall-runs/1`` file shipped in the package, in the order they are read."""
     return (default_runs_path(), frontier_runs_path(), scaling_runs_path(), fsdp_runs_path())
