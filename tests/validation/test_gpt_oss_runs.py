@@ -30,7 +30,7 @@ def test_every_row_is_predicted_and_fits(predictions: list[CasePrediction]) -> N
 
 @pytest.mark.xfail(
     strict=True,
-    reason="predicted 2-93% too fast (MAPE 35.5%; B200 at EP 8 +93%, GB200 26.02 +64%): "
+    reason="predicted 2-93% too fast (MAPE 34.7%; B200 at EP 8 +92%, GB200 26.02 +62%): "
     "no sourced mechanism explains it yet",
 )
 def test_every_row_within_the_moe_bound(predictions: list[CasePrediction]) -> None:

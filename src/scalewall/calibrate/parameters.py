@@ -65,6 +65,8 @@ PARAMETERS: dict[str, Parameter] = {
         Parameter(name="pp_p2p_overlap_frac", lower=0.0, upper=1.0, scale=0.2),
         Parameter(name="pp_p2p_sync_s", lower=0.0, upper=5e-3, scale=50e-6),
         Parameter(name="rank_jitter_cv", lower=0.0, upper=0.3, scale=0.01),
+        Parameter(name="rank_noise_duty_frac", lower=0.0, upper=0.01, scale=1e-4),
+        Parameter(name="rank_noise_event_s", lower=1e-4, upper=0.1, scale=3e-3),
         Parameter(name="overlap_compute_slowdown_frac", lower=0.0, upper=1.0, scale=0.1),
         Parameter(name="host_op_s", lower=0.0, upper=5e-4, scale=10e-6),
         Parameter(name="expert_alltoall_bw_efficiency", lower=0.1, upper=1.0, scale=0.1),
@@ -95,6 +97,8 @@ BY_KIND: dict[str, tuple[str, ...]] = {
         "dp_overlap_efficiency",
         "pp_p2p_sync_s",
         "rank_jitter_cv",
+        "rank_noise_duty_frac",
+        "rank_noise_event_s",
         "host_op_s",
     ),
 }

@@ -69,6 +69,10 @@ FIXED: dict[str, str] = {
     "pp_p2p_overlap_frac": "a stack behaviour, not fitted on step times",
     "pp_p2p_sync_s": "p2p microbenchmarks determine it; the runs hold too few pipelines",
     "rank_jitter_cv": "bounded by the ByteDance straggler study, not by step times",
+    "rank_noise_duty_frac": "set by per-GPU scaling within the FSDP series, which the "
+    "step-time levels cannot show past the full-recompute FSDP rows' level error",
+    "rank_noise_event_s": "a stall length the step times hardly inform (they trade it "
+    "for a fixed cost per synchronisation); host traces would determine it",
 }
 """Candidate constants kept at their defaults in the shipped fit, and why."""
 FIT_TOL = 1e-5

@@ -471,6 +471,11 @@ class Stack:
     freed after the forward and gathered again for the backward (PyTorch FSDP FULL_SHARD
     ``reshard_after_forward=True``, DeepSpeed ZeRO-3), 1 when they are kept until the backward
     (FSDP2 ``reshard_after_forward=False``)."""
+    zero2_per_layer: bool = False
+    """Under ZeRO-2 the stack gathers each wrapped layer's parameters in its forward and
+    reduce-scatters its gradients in its backward, as ZeRO-3 does without the backward's second
+    gather (PyTorch FSDP ``SHARD_GRAD_OP``), instead of one bucketed reduce-scatter and gather
+    over the step (DeepSpeed ZeRO-2, Megatron-Core's distributed optimizer)."""
 
     def __post_init__(self) -> None:
         if self.moe_token_dispatcher not in MOE_DISPATCHERS:

@@ -308,6 +308,23 @@ class StepEfficiency:
     GPU-hours lost overall, most of it to persistent slow nodes and data skew that healthy-rank
     jitter excludes; 1% gives 3-4% at 1K-16K ranks. Set by: the ByteDance straggler study's
     bound, not fitted on step times."""
+    rank_noise_duty_frac: float = 2e-4
+    """Share of one rank's time lost to host stalls (unaligned garbage collections, OS and
+    driver events), which every synchronisation over n ranks amplifies up to n-fold
+    (``perf/step.py`` ``sync_noise_s``). Set by: per-GPU scaling within a series, which the
+    level of its step times cannot shift: 2e-4 (with 5 ms stalls) puts LLM Foundry's six FSDP
+    series from 128 to 512 H100 (measured 0.903-0.975 of per-GPU throughput) within 3 points
+    each, where none were before but 13B. Out of sample, torchtitan's Llama 3.1 8B FSDP pair
+    (8 -> 128 H100, never used to set it) comes out at 0.969-0.970 against 0.973-0.977. Not
+    fitted on step times: the absolute fit trades it against the full-recompute FSDP rows,
+    whose level is 10-13% slow for another reason."""
+    rank_noise_event_s: float = 5e-3
+    """Length of one host stall: milliseconds (a CPython collection of a training process's
+    objects, a scheduler preemption). Only its product with the stall rate enters while
+    n f dt << 1; the length sets where the loss stops growing, at one stall per
+    synchronisation, which the 13B-70B FSDP series (layers of 50-200 ms) approach at 512 ranks
+    and the 1B-7B ones do not. Set by: the same series, together with the duty; host traces
+    would measure it."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -48,7 +48,8 @@ def dp_times(
     one, zero = np.ones_like(t_fwd), np.zeros_like(t_fwd)
     shared = SharedRows.of(p, eff, cluster)
     sharded_any, sharded_all = bool(np.any(p.zero >= 1)), bool(np.all(p.zero >= 1))
-    any_zero3 = bool(np.any(p.zero >= 3))
+    layered_rows = per_layer_sharding(p, stack)
+    any_zero3 = bool(np.any(layered_rows))
     grad = np.zeros_like(t_fwd)
     gather = np.zeros_like(t_fwd)
     fsdp = np.zeros_like(t_fwd)
@@ -113,7 +114,7 @@ def dp_times(
     active = p.dp * p.cp > 1
     if has_experts:
         active = active | (expert_group > 1)
-    zero3 = p.zero >= 3
+    zero3 = layered_rows
     dp_comm = np.where(active & ~zero3, grad_exposed + gather_exposed, 0.0)
     return dp_comm, np.where(active & zero3, fsdp, 0.0)
 
@@ -159,6 +160,14 @@ def fsdp_exposed_s(
     total = layers * (gather + regather + scatter)
     hidden = np.maximum(total - fwd - bwd, 0.0)
     result: FloatArray = fwd + bwd + eff.layers.overlap_compute_slowdown_frac * hidden
+    return result
+
+
+def per_layer_sharding(p: PlanBatch, stack: Stack) -> NDArray[np.bool_]:
+    """Rows whose data-parallel collectives run per layer (``fsdp_exposed_s``): ZeRO-3, and
+    ZeRO-2 in a stack that gathers and reduce-scatters layer by layer
+    (``Stack.zero2_per_layer``, PyTorch FSDP ``SHARD_GRAD_OP``)."""
+    result: NDArray[np.bool_] = (p.zero >= 3) | ((p.zero == 2) & stack.zero2_per_layer)
     return result
 
 

@@ -30,6 +30,7 @@ from scalewall.perf.compute import (
 )
 from scalewall.perf.data_parallel import (
     dp_times,
+    per_layer_sharding,
     step_sync_s,
 )
 from scalewall.perf.layers import (
@@ -170,11 +171,13 @@ def step_model(
     breakdown = {k: steady * critical(k) / layer_total for k in names}
     breakdown["compute"] = steady - sum(breakdown.values(), np.zeros_like(steady))
     num_gpus = p.tp * p.pp * p.dp * p.cp
-    straggler = (
-        (breakdown["compute"] + breakdown["recompute"])
-        * eff.step.rank_jitter_cv
-        * (expected_max_normal(num_gpus))
-    )
+    covered = breakdown["compute"] + breakdown["recompute"]
+    straggler = covered * eff.step.rank_jitter_cv * expected_max_normal(num_gpus)
+    # Synchronisations per layer and micro-batch: FSDP's gathers and reduce-scatter, else the
+    # forward's and the backward's collectives.
+    per_layer = np.where(per_layer_sharding(p, stack), stack.zero3_gathers_per_micro_batch, 1.0)
+    syncs = (1.0 + per_layer) * micro_batches * np.maximum(stage_layers, 1.0)
+    straggler = straggler + sync_noise_s(covered, syncs, coupled_ranks(model, p, stack), eff)
     breakdown.update(
         pp_comm=pp_comm,
         pipeline_bubble=bubble,
@@ -220,6 +223,44 @@ def step_model(
     )
 
 
+def coupled_ranks(model: ModelSpec, p: PlanBatch, stack: Stack) -> FloatArray:
+    """Ranks one layer's collectives tie together on a pipeline stage: the tensor- and
+    context-parallel group, times the data-parallel ranks under per-layer sharding (each layer
+    all-gathers and reduce-scatters over its shard group and, hybrid, all-reduces over the
+    replicas: ``per_layer_sharding``) or, in an MoE model, the expert-parallel
+    group (each MoE layer's all-to-all), at most the stage's ranks."""
+    # Hybrid sharding all-reduces each layer's gradient shard over the replicas too: every
+    # data-parallel rank either way.
+    fsdp = np.where(per_layer_sharding(p, stack), p.dp, 1.0)
+    experts = p.ep * p.etp / np.minimum(p.ep * p.etp, p.tp) if model.is_moe else 1.0
+    result: FloatArray = np.minimum(p.tp * p.cp * np.maximum(fsdp, experts), p.tp * p.cp * p.dp)
+    return result
+
+
+def sync_noise_s(
+    covered: FloatArray, syncs: FloatArray, ranks: FloatArray, eff: Efficiency
+) -> FloatArray:
+    """Host noise amplified by synchronisation: the time ``syncs`` group-wide synchronisations
+    over ``ranks`` ranks add to ``covered`` seconds of work between them.
+
+    Each rank stalls now and then (an unaligned Python garbage collection, an OS or driver
+    event): stalls of ``Efficiency.step.rank_noise_event_s`` at a rate that loses
+    ``rank_noise_duty_frac`` of one rank's time. A synchronisation waits for every rank, so an
+    interval of ``dt = covered / syncs`` is late by one stall whenever any of the n ranks
+    stalled in it: ``syncs D (1 - exp(-n f dt))``, f = duty / D. The loss grows as n d while
+    n f dt << 1 and stops at D per synchronisation (Petrini et al. SC'03, "The case of the
+    missing supercomputer performance": noise amplified by collectives; Hoefler et al. SC'10
+    by simulation; torchtnt's GarbageCollector callback on unaligned collections as
+    stragglers). Per-layer collectives over the whole group (FSDP, ZeRO-3) amplify it; tensor
+    parallelism within a node and once-per-step data parallelism hardly do."""
+    # Arrays too: calibration passes one value per draw.
+    event = np.maximum(np.asarray(eff.step.rank_noise_event_s, dtype=np.float64), 1e-12)
+    rate = eff.step.rank_noise_duty_frac / event
+    late = -np.expm1(-ranks * rate * covered / np.maximum(syncs, 1.0))
+    result: FloatArray = syncs * event * late
+    return result
+
+
 def expected_max_normal(n: FloatArray) -> FloatArray:
     """E[max of n standard normals] by Blom's formula Phi^-1((n - 0.375) / (n + 0.25))
     (Blom 1958; within 1% of the exact value for n >= 2: 0.56 at 2, 3.2 at 1,024)."""
@@ -262,7 +303,9 @@ def _model_flop_per_token(model: ModelSpec, p: PlanBatch) -> FloatArray:
 __all__ = [
     "BREAKDOWN_PARTS",
     "StepArrays",
+    "coupled_ranks",
     "expected_max_normal",
     "memory_model",
     "step_model",
+    "sync_noise_s",
 ]

@@ -234,7 +234,9 @@ def _why(part: str, plan: ParallelPlan) -> str:
         "step_sync": f"scalar all-reduces (gradient norm, NaN check, loss) over {plan.num_gpus} "
         "ranks every step",
         "optimizer": "Adam step streams the optimizer state through HBM",
-        "straggler": f"each collective waits for the slowest of {plan.num_gpus} ranks",
+        "straggler": f"each collective waits for the slowest of {plan.num_gpus} ranks; "
+        "per-layer collectives over the whole data-parallel group (FSDP) wait for every "
+        "rank's host stalls",
         "other": "fixed per-step overhead",
     }
     return texts.get(part, part)

@@ -174,3 +174,43 @@ def test_a_ring_that_stays_mostly_in_its_leaf_pays_no_collision() -> None:
     hashed = coll.allreduce_time_s(cluster, eff, n, stride, big)[0]
     clean = coll.allreduce_time_s(cluster, adaptive, n, stride, big)[0]
     assert hashed == pytest.approx(clean, rel=1e-12)
+
+
+def test_host_stalls_amplify_with_the_synchronised_group_then_saturate() -> None:
+    """Duty 2e-4 in 5 ms stalls: f = 0.04 stalls/s per rank. 96 synchronisations over 1.2 s of
+    work (dt = 12.5 ms): at n ranks each is late by 5 ms x (1 - exp(-n 0.04 x 0.0125)).
+    n = 128: 1 - exp(-0.064) = 0.0620 -> 96 x 5 ms x 0.0620 = 29.8 ms (2.5% of the work, near
+    the linear n x duty = 2.56%); n = 512: 1 - exp(-0.256) = 0.2259 -> 108.4 ms; n = 10^5:
+    every interval late by a whole stall, 96 x 5 ms = 480 ms."""
+    eff = Efficiency()
+    covered, syncs = np.array([1.2]), np.array([96.0])
+
+    def noise(n: float) -> float:
+        return float(step.sync_noise_s(covered, syncs, np.array([n]), eff)[0])
+
+    assert noise(128) == pytest.approx(96 * 5e-3 * -np.expm1(-128 * 0.04 * 0.0125), rel=1e-9)
+    assert noise(128) == pytest.approx(0.0298, abs=2e-4)
+    assert noise(512) == pytest.approx(0.1084, abs=3e-4)
+    assert noise(1e5) == pytest.approx(0.480, rel=1e-6)
+
+
+def test_per_layer_sharding_couples_every_data_parallel_rank() -> None:
+    """FSDP (ZeRO-3, or ZeRO-2 in a per-layer stack) ties each layer to the whole data-parallel
+    group; Megatron's bucketed distributed optimizer ties a layer only to its TP group."""
+    from scalewall.perf.batch import PlanBatch
+    from scalewall.plan.plan import ParallelPlan
+    from scalewall.stack import preset
+
+    model = catalog.model("llama3-8b")
+    fsdp = ParallelPlan(tp=1, pp=1, dp=512, micro_batch=2, global_batch=1024, zero=3)
+    grad_op = dataclasses.replace(fsdp, zero=2)
+    megatron = ParallelPlan(tp=8, pp=1, dp=64, micro_batch=2, global_batch=1024, zero=1)
+
+    def ranks(plan: ParallelPlan, stack: str) -> float:
+        batch = PlanBatch.from_plans(model, [plan])
+        return float(step.coupled_ranks(model, batch, preset(stack))[0])
+
+    assert ranks(fsdp, "llm-foundry") == 512
+    assert ranks(grad_op, "pytorch-fsdp-shard-grad-op") == 512
+    assert ranks(grad_op, "deepspeed-zero2") == 1
+    assert ranks(megatron, "megatron-core") == 8
