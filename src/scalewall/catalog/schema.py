@@ -228,20 +228,11 @@ class ModelSpec:
                 f"between 1 and the {self.routed_experts} routed experts",
                 where=where,
             )
-        if self.first_dense_layers > self.layers:
-            raise SpecError(
-                "first_dense_layers",
-                self.first_dense_layers,
-                f"at most the {self.layers} layers",
-                where=where,
-            )
-        if self.full_attention_layers > self.layers:
-            raise SpecError(
-                "full_attention_layers",
-                self.full_attention_layers,
-                f"at most the {self.layers} layers",
-                where=where,
-            )
+        for name in ("first_dense_layers", "full_attention_layers"):
+            if getattr(self, name) > self.layers:
+                raise SpecError(
+                    name, getattr(self, name), f"at most the {self.layers} layers", where=where
+                )
         for name in ("params_published", "active_params_published"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 <= value < float("inf")):
