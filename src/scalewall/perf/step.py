@@ -232,6 +232,7 @@ def coupled_ranks(model: ModelSpec, p: PlanBatch, stack: Stack) -> FloatArray:
     # Hybrid sharding all-reduces each layer's gradient shard over the replicas too: every
     # data-parallel rank either way.
     fsdp = np.where(per_layer_sharding(p, stack), p.dp, 1.0)
+    # Megatron-Core draws an expert group's ranks across TP x DP: its TP ranks are among them.
     experts = p.ep * p.etp / np.minimum(p.ep * p.etp, p.tp) if model.is_moe else 1.0
     result: FloatArray = np.minimum(p.tp * p.cp * np.maximum(fsdp, experts), p.tp * p.cp * p.dp)
     return result
@@ -253,7 +254,8 @@ def sync_noise_s(
     by simulation; torchtnt's GarbageCollector callback on unaligned collections as
     stragglers). Per-layer collectives over the whole group (FSDP, ZeRO-3) amplify it; tensor
     parallelism within a node and once-per-step data parallelism hardly do."""
-    # Arrays too: calibration passes one value per draw.
+    # Arrays too: calibration passes one value per draw. A zero stall length is no noise
+    # (syncs x 1e-12 s).
     event = np.maximum(np.asarray(eff.step.rank_noise_event_s, dtype=np.float64), 1e-12)
     rate = eff.step.rank_noise_duty_frac / event
     late = -np.expm1(-ranks * rate * covered / np.maximum(syncs, 1.0))
