@@ -48,8 +48,8 @@ def dp_times(
     one, zero = np.ones_like(t_fwd), np.zeros_like(t_fwd)
     shared = SharedRows.of(p, eff, cluster)
     sharded_any, sharded_all = bool(np.any(p.zero >= 1)), bool(np.all(p.zero >= 1))
-    layered_rows = per_layer_sharding(p, stack)
-    any_zero3 = bool(np.any(layered_rows))
+    per_layer = per_layer_sharding(p, stack)
+    any_per_layer = bool(np.any(per_layer))
     grad = np.zeros_like(t_fwd)
     gather = np.zeros_like(t_fwd)
     fsdp = np.zeros_like(t_fwd)
@@ -86,7 +86,7 @@ def dp_times(
         reduce = np.where(p.zero >= 1, reduce_scatter + across, allreduce)
         grad = grad + np.where(mask, reduce, 0.0)
         gather = gather + np.where(mask, all_gather, 0.0)
-        if any_zero3:
+        if any_per_layer:
             layered = fsdp_exposed_s(
                 cluster,
                 eff,
@@ -114,9 +114,8 @@ def dp_times(
     active = p.dp * p.cp > 1
     if has_experts:
         active = active | (expert_group > 1)
-    zero3 = layered_rows
-    dp_comm = np.where(active & ~zero3, grad_exposed + gather_exposed, 0.0)
-    return dp_comm, np.where(active & zero3, fsdp, 0.0)
+    dp_comm = np.where(active & ~per_layer, grad_exposed + gather_exposed, 0.0)
+    return dp_comm, np.where(active & per_layer, fsdp, 0.0)
 
 
 def fsdp_exposed_s(
