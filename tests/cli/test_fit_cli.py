@@ -29,6 +29,7 @@ def test_fit_writes_a_profile_with_provenance(
         "dp_overlap_efficiency",
         "host_op_s",
         "overlap_compute_slowdown_frac",
+        "tp_overlap_compute_slowdown_frac",
         "expert_alltoall_bw_efficiency",
         "training_clock_frac:h100-sxm-80gb",
     }

@@ -68,6 +68,7 @@ PARAMETERS: dict[str, Parameter] = {
         Parameter(name="rank_noise_duty_frac", lower=0.0, upper=0.01, scale=1e-4),
         Parameter(name="rank_noise_event_s", lower=1e-4, upper=0.1, scale=3e-3),
         Parameter(name="overlap_compute_slowdown_frac", lower=0.0, upper=1.0, scale=0.1),
+        Parameter(name="tp_overlap_compute_slowdown_frac", lower=0.0, upper=1.0, scale=0.1),
         Parameter(name="host_op_s", lower=0.0, upper=5e-4, scale=10e-6),
         Parameter(name="expert_alltoall_bw_efficiency", lower=0.1, upper=1.0, scale=0.1),
         Parameter(name=CLOCK, lower=0.3, upper=1.2, scale=0.05),

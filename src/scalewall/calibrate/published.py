@@ -45,6 +45,7 @@ FITTED = (
     "dp_overlap_efficiency",
     "host_op_s",
     "overlap_compute_slowdown_frac",
+    "tp_overlap_compute_slowdown_frac",
     "expert_alltoall_bw_efficiency",
 )
 """Efficiency fields whose value only whole training steps determine."""

@@ -44,13 +44,12 @@ class ComputeEfficiency:
     together (FlashAttention-2 reports 50-73% of peak forward and lower backward on A100; Dao
     2023). Set by: the FlashAttention-2 paper's kernel benchmarks (``scalewall probe`` attention
     records)."""
-    gemm_sustained_ratio: float = 0.91
+    gemm_sustained_ratio: float = 0.93
     """GEMM rate inside a training step over the accelerator's best-shape microbenchmark ceiling
     (``gemm_max_frac``): library heuristics on arbitrary shapes, clocks settling at the power
     limit over a whole step. Fitted: ``scalewall fit`` over the shipped runs files
     (``calibrate/data/defaults.toml``): every group informs it (0.1 moves each group's step times
-    by 4-8%), with the A100 clock as the reference (``training_clock_frac`` 1); 0.921 +- 0.008
-    there, the default 0.91."""
+    by 4-8%), with the A100 clock as the reference (``training_clock_frac`` 1): 0.930 +- 0.008."""
     fp8_gemm_ceiling_ratio: float = 1.0
     """FP8 large-GEMM ceiling over the BF16 one, as fractions of each peak, on Hopper (and any part
     without hardware microscaling); Blackwell: ``fp8_gemm_ceiling_ratio_blackwell``. DeepGEMM
@@ -121,14 +120,33 @@ class LayerEfficiency:
     scaling, or delayed scaling's amax history update): one more BF16 read. Block-wise and MXFP8
     scales are computed inside the cast kernel over 128- or 32-element blocks. Set by: counting
     the amax pass's reads."""
-    overlap_compute_slowdown_frac: float = 0.0
-    """Compute time lost per second of communication hidden behind it: collective kernels occupy SMs
-    (NCCL uses up to 32 of 132 on H100) and share HBM bandwidth. Fitted: ``scalewall fit`` over
-    the shipped runs files (``calibrate/data/defaults.toml``): informed by the runs with much
-    overlapped communication, Megatron-Core r0.8 on H100 (tensor-parallel overlap; 0.1 moves its
-    step times by 2.4%) and LLM Foundry's FSDP table (1.0%), little by Llama 3 and the frontier
-    file, not at all by the runs without overlap. 0.16 +- 0.05 there; the default is 0, the
-    value without the fitted profile."""
+    overlap_compute_slowdown_frac: float = 1.0
+    """Compute seconds lost per second of HBM traffic that data-parallel collectives (bucketed
+    gradient reduction and parameter gather, FSDP / ZeRO-3 per-layer gathers and reduce-scatters)
+    cause while they run hidden behind compute (``perf/data_parallel.py``
+    ``hbm_contention_s``): 1 would be compute wholly bound by HBM bandwidth, 0 compute the
+    traffic never slows. Fitted: ``scalewall fit`` over the shipped runs files
+    (``calibrate/data/defaults.toml``): informed mostly by LLM Foundry's FSDP table, whose
+    per-layer collectives overlap the whole step (its 13B series at two sequences per
+    micro-batch, whose collectives carry most bytes per token, keeps the same per-GPU rate from
+    8 GPUs on NVLink to 64 over InfiniBand, so the cost follows bytes, not seconds), and by the
+    Megatron runs with overlapped gradient reduction. The fit reaches the upper bound, 1 (+-
+    0.10): the step times ask for at least the whole HBM time of that traffic."""
+    collective_hbm_bytes_per_byte: float = 2.0
+    """HBM bytes a ring collective moves per byte a rank sends: each chunk is written to HBM when
+    it arrives and read when it is forwarded or reduced into the next step (NCCL's ring
+    all-gather and reduce-scatter, one receive and one send buffer pass per step). Set by:
+    counting the ring kernels' reads and writes, not fitted."""
+    tp_overlap_compute_slowdown_frac: float = 0.0
+    """The same loss for tensor-parallel communication hidden behind the layer's GEMMs by the
+    stack's comm-GEMM overlap (``Stack.tp_comm_overlap_frac``). A separate constant because the
+    mechanism differs: Transformer Engine's userbuffers overlap the all-gathers by ring exchange
+    of point-to-point copies and the reduce-scatters by a pipelined kernel on a set number of
+    SMs (``initialize_ub``'s default methods ``ring_exchange`` / ``pipeline`` / ``bulk``),
+    not by NCCL collectives. Fitted: ``scalewall fit`` over the shipped runs files
+    (``calibrate/data/defaults.toml``): informed by Megatron-Core r0.8 on H100 and the frontier
+    file's Megatron-Bridge rows, the runs with TP overlap: 0 (the lower bound) +- 0.09, i.e. the
+    overlapped TP communication costs the GEMMs nothing the data can see."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -229,8 +247,8 @@ class CommEfficiency:
     inside a step it also synchronises with its slowest peer. Fitted: ``scalewall fit`` over
     the shipped runs files (``calibrate/data/defaults.toml``): informed only by the frontier
     file's MoE runs whose expert all-to-all is exposed (Megatron-Bridge Qwen3 and DeepSeek-V3
-    rows on H100, B200, GB200 and GB300; 0.1 moves those by up to 7%); 0.75 +- 0.035 there,
-    the default 0.75."""
+    rows on H100, B200, GB200 and GB300; 0.1 moves those by up to 7%); 0.76 +- 0.05 there,
+    the default 0.75 within one standard error."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -174,7 +174,7 @@ def layer_times(
     tp_total = 2.0 * pair
     tp_total = tp_total + etp_comm
     # The hidden share still costs compute: communication kernels take SMs and HBM bandwidth.
-    hidden_share = stack.tp_comm_overlap_frac * (1.0 - eff.layers.overlap_compute_slowdown_frac)
+    hidden_share = stack.tp_comm_overlap_frac * (1.0 - eff.layers.tp_overlap_compute_slowdown_frac)
     tp_fwd = tp_total * (1.0 - hidden_share)
     cp_fwd, cp_bwd = cp_times(model, cluster, p, eff, attn_f, attn_b)
     ep_fwd, ep_bwd, overhead, imbalance_comm = zero, zero, zero, zero

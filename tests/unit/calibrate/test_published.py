@@ -139,31 +139,7 @@ def test_shipped_profile_is_reproduced_by_a_refit(shipped: Calibration) -> None:
         assert abs(value - shipped.values[name]) <= 0.1 * se[name], name
 
 
-DIFFERS = {
-    "overlap_compute_slowdown_frac": "fitted 0.139 (s.e. 0.045) vs default 0: the FSDP runs, "
-    "whose collectives overlap the whole step, show the SM contention the others hide",
-    "training_clock_frac:gb200": "fitted 0.765 (s.e. 0.021) vs catalog 0.79",
-    "training_clock_frac:h100-sxm-80gb": "fitted 0.799 (s.e. 0.008) vs catalog 0.79: 0.80 "
-    "lifts the searched GPT-3 175B optimum at 96 H100 past the published 47% + 3 points",
-    "training_clock_frac:gb300": "fitted 0.836 (s.e. 0.030) vs catalog 0.79",
-    "gemm_sustained_ratio": "fitted 0.930 (s.e. 0.008) vs default 0.91: the fitted value costs "
-    "0.3 points on four groups and lifts the searched GPT-3 175B optimum at 96 H100 past the "
-    "published 47% + 3 points",
-}
-"""Shipped constants the fit puts more than one standard error from the value the step model
-uses today (``Efficiency()`` and the catalog clocks): the step model's defaults are to be
-replaced by the profile's values."""
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(reason=DIFFERS[n], strict=True))
-        if n in DIFFERS
-        else n
-        for n in published_params(read_runs())
-    ],
-)
+@pytest.mark.parametrize("name", published_params(read_runs()))
 def test_shipped_profile_equals_the_model_defaults(shipped: Calibration, name: str) -> None:
     if name.startswith("training_clock_frac:"):
         from scalewall import catalog
