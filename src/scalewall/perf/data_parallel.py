@@ -89,10 +89,11 @@ def dp_times(
         reduce = np.where(p.zero >= 1, reduce_scatter + across, allreduce)
         grad = grad + np.where(mask, reduce, 0.0)
         gather = gather + np.where(mask, all_gather, 0.0)
-        ring = (group - 1.0) / group
-        sent = np.where(p.zero >= 1, ring * grads, 2.0 * (whole - 1.0) / whole * grads)
-        grad_bytes = grad_bytes + np.where(mask, sent, 0.0)
-        gather_bytes = gather_bytes + np.where(mask, ring * values, 0.0)
+        if stack.overlap_grad_reduce or stack.overlap_param_gather:  # else never hidden
+            ring = (group - 1.0) / group
+            sent = np.where(p.zero >= 1, ring * grads, 2.0 * (whole - 1.0) / whole * grads)
+            grad_bytes = grad_bytes + np.where(mask, sent, 0.0)
+            gather_bytes = gather_bytes + np.where(mask, ring * values, 0.0)
         if any_per_layer:
             layered = fsdp_exposed_s(
                 cluster,
