@@ -115,8 +115,7 @@ def dp_times(
             comm, eff.data_parallel.dp_overlap_efficiency * window, p.pp, p.vpp
         )
         visible = np.maximum(comm / buckets, late)
-        hidden_share = np.where(comm > 0, (comm - visible) / np.where(comm > 0, comm, 1.0), 0.0)
-        return visible + hbm_contention_s(cluster, eff, sent * hidden_share)
+        return visible + hbm_contention_s(cluster, eff, sent, comm - visible, comm)
 
     grad_exposed = exposed(grad, grad_bytes, windows[1], stack.overlap_grad_reduce)
     gather_exposed = np.where(
@@ -176,21 +175,29 @@ def fsdp_exposed_s(
         * per_layer
         * (stack.zero3_gathers_per_micro_batch * stack.param_gather_bytes + stack.grad_reduce_bytes)
     )
-    hidden_share = np.where(total > 0, hidden / np.where(total > 0, total, 1.0), 0.0)
-    result: FloatArray = fwd + bwd + hbm_contention_s(cluster, eff, sent * hidden_share)
+    result: FloatArray = fwd + bwd + hbm_contention_s(cluster, eff, sent, hidden, total)
     return result
 
 
-def hbm_contention_s(cluster: Cluster, eff: Efficiency, sent_bytes: FloatArray) -> FloatArray:
-    """Compute time lost to the HBM traffic of collectives that run hidden behind compute:
-    every byte a ring collective sends or receives is read from or written to the rank's HBM
-    (``collective_hbm_bytes_per_byte`` of traffic per byte sent), which the overlapped
+def hbm_contention_s(
+    cluster: Cluster,
+    eff: Efficiency,
+    sent_bytes: FloatArray,
+    hidden_s: FloatArray,
+    comm_s: FloatArray,
+) -> FloatArray:
+    """Compute time lost to the HBM traffic of collectives that run hidden behind compute. Of
+    the ``sent_bytes`` a rank sends over ``comm_s`` of communication, the share ``hidden_s``
+    runs hidden; every byte a ring collective sends or receives is read from or written to the
+    rank's HBM (``collective_hbm_bytes_per_byte`` of traffic per byte sent), which the overlapped
     kernels then lack; ``overlap_compute_slowdown_frac`` of those HBM seconds is lost. Counted
     in bytes, not in the collective's seconds: the same gradients over a slower network take
     longer but move the same HBM traffic (LLM Foundry's 13B FSDP series keeps its per-GPU
     rate from 8 GPUs on NVLink to 64 over InfiniBand)."""
+    share = np.where(comm_s > 0, hidden_s / np.where(comm_s > 0, comm_s, 1.0), 0.0)
     hbm_s = (
         sent_bytes
+        * share
         * eff.layers.collective_hbm_bytes_per_byte
         / (cluster.accelerator.hbm_bytes_per_s * eff.compute.hbm_efficiency)
     )

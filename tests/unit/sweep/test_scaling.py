@@ -13,11 +13,20 @@ from scalewall.sweep import SerialExecutor, WallResult, find_knee, wall
 MFU_TOLERANCE = 0.03
 
 
-GPT3_KW = dict(
-    gpu="h100-sxm-80gb", sizes=[96, 4608], global_batch=1152, seq_len=2048, stack="megatron-core"
-)
-"""Megatron-LM README, strong scaling: GPT-3 175B, batch 1,152 sequences of 2,048 tokens, H100,
-96 -> 4,608 GPUs, MFU about 47% -> 42%."""
+def _gpt3(path: Path, space: SearchSpace | None) -> WallResult:
+    # Megatron-LM README, strong scaling: GPT-3 175B, batch 1,152 sequences of 2,048 tokens,
+    # H100, 96 -> 4,608 GPUs, MFU about 47% -> 42%.
+    return wall(
+        "gpt3-175b",
+        gpu="h100-sxm-80gb",
+        sizes=[96, 4608],
+        global_batch=1152,
+        seq_len=2048,
+        stack="megatron-core",
+        space=space,
+        executor=SerialExecutor(),
+        results_path=path / "rows.jsonl",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -25,13 +34,8 @@ def gpt3(tmp_path_factory: pytest.TempPathFactory) -> WallResult:
     # The plan that ran: the README's model table gives this model TP 8 x PP 6, and both sizes
     # are multiples of those 48 GPUs (96 is the smallest, DP 2). The rest of the plan (micro-batch,
     # virtual stages, recompute, optimizer sharding) is searched at each size.
-    return wall(
-        "gpt3-175b",
-        **GPT3_KW,  # type: ignore[arg-type]
-        space=SearchSpace(tp_values=(8,), pp_values=(6,), cp_values=(1,)),
-        executor=SerialExecutor(),
-        results_path=tmp_path_factory.mktemp("gpt3") / "rows.jsonl",
-    )
+    space = SearchSpace(tp_values=(8,), pp_values=(6,), cp_values=(1,))
+    return _gpt3(tmp_path_factory.mktemp("gpt3"), space)
 
 
 def test_gpt3_175b_at_96_gpus(gpt3: WallResult) -> None:
@@ -46,14 +50,10 @@ def test_gpt3_175b_efficiency_falls(gpt3: WallResult) -> None:
     assert gpt3.rows[1]["mfu"] < gpt3.rows[0]["mfu"]
 
 
-def test_gpt3_175b_full_search_finds_at_least_the_plan_that_ran(
-    gpt3: WallResult, tmp_path: Path
-) -> None:
+def test_gpt3_175b_full_search_finds_at_least_the_plan_that_ran(tmp_path: Path) -> None:
     # Over every plan the search may find better than the published TP 8 x PP 6 (the model
     # cannot say whether NVIDIA tried them), never worse than what ran, less the tolerance.
-    free = wall(
-        "gpt3-175b", **GPT3_KW, executor=SerialExecutor(), results_path=tmp_path / "r.jsonl"
-    )  # type: ignore[arg-type]
+    free = _gpt3(tmp_path, None)
     for searched, published in zip(free.rows, (0.47, 0.42), strict=True):
         assert searched["mfu"] >= published - MFU_TOLERANCE
 
