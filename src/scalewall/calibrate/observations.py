@@ -64,6 +64,9 @@ class Observations:
     """GPUs per observation (step and collective kinds), for reports."""
     accelerators: tuple[str, ...] = ()
     """Catalog ids of the accelerators the observations ran on."""
+    clocks: Mapping[str, float] = field(default_factory=dict)
+    """Accelerator id -> the ``training_clock_frac`` the predictions start from where it is not
+    the catalog's (a refitted baseline's clocks); a fitted clock's default."""
     predict_many: ManyPredictor | None = None
     """Parameter values as arrays of k points -> predictions, shape (k, observations), in one
     step-model call per group (the Jacobian's points); None: call ``predict`` per point."""
@@ -309,9 +312,21 @@ def _group_key(case: Case) -> str:
     return repr((shape, json.dumps(case.hardware, sort_keys=True), case.stack))
 
 
-def case_plans(cases: Sequence[Case], base: Efficiency) -> list[ParallelPlan]:
-    """The plan each case ran: published fields, null ones chosen by the model under ``base``."""
-    return [predict_case(c, base).plan for c in cases]
+def case_plans(
+    cases: Sequence[Case], base: Efficiency, clocks: Mapping[str, float] | None = None
+) -> list[ParallelPlan]:
+    """The plan each case ran: published fields, null ones chosen by the model under ``base``
+    (and ``clocks``, accelerator id -> ``training_clock_frac``, where given)."""
+    return [predict_case(c, base, clocks).plan for c in cases]
+
+
+def _cluster(case: Case, clocks: Mapping[str, float]) -> Cluster:
+    cluster = case_cluster(case.hardware)
+    clock = clocks.get(cluster.accelerator.id)
+    if clock is None:
+        return cluster
+    acc = dataclasses.replace(cluster.accelerator, training_clock_frac=clock)
+    return dataclasses.replace(cluster, accelerator=acc)
 
 
 def from_cases(
@@ -319,11 +334,15 @@ def from_cases(
     source: str,
     base: Efficiency,
     plans: Sequence[ParallelPlan] | None = None,
+    clocks: Mapping[str, float] | None = None,
 ) -> Collected:
     """One observation set of the cases' published step metric (cases without one skipped).
 
     Plans are fixed before fitting (null fields chosen under ``base``) so the fit is smooth.
+    ``clocks`` (accelerator id -> ``training_clock_frac``) replaces the catalog's sustained
+    clocks, as ``predict_case`` takes them: a baseline refitted without these cases.
     """
+    clocks = dict(clocks or {})
     usable = [c for c in cases if step_metric(c)]
     notes = []
     if len(usable) < len(cases):
@@ -331,7 +350,7 @@ def from_cases(
     if not usable:
         return Collected(notes=tuple(notes))
     if plans is None:
-        chosen = case_plans(usable, base)
+        chosen = case_plans(usable, base, clocks)
     else:
         by_id = {c.id: p for c, p in zip(cases, plans, strict=True)}
         chosen = [by_id[c.id] for c in usable]
@@ -339,7 +358,7 @@ def from_cases(
     for row, (case, plan) in enumerate(zip(usable, chosen, strict=True)):
         key = _group_key(case)
         if key not in groups:
-            groups[key] = _Group(rows=[], cases=[], plans=[], cluster=case_cluster(case.hardware))
+            groups[key] = _Group(rows=[], cases=[], plans=[], cluster=_cluster(case, clocks))
         groups[key].rows.append(row)
         groups[key].cases.append(case)
         groups[key].plans.append(plan)
@@ -389,6 +408,7 @@ def from_cases(
                 predict=predict,
                 gpus=tuple(int(c.hardware["gpus"]) for c in usable),
                 accelerators=tuple(sorted({g.cluster.accelerator.id for g in groups.values()})),
+                clocks=clocks,
                 predict_many=predict_many,
             ),
         ),
