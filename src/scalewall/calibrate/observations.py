@@ -320,15 +320,6 @@ def case_plans(
     return [predict_case(c, base, clocks).plan for c in cases]
 
 
-def _cluster(case: Case, clocks: Mapping[str, float]) -> Cluster:
-    cluster = case_cluster(case.hardware)
-    clock = clocks.get(cluster.accelerator.id)
-    if clock is None:
-        return cluster
-    acc = dataclasses.replace(cluster.accelerator, training_clock_frac=clock)
-    return dataclasses.replace(cluster, accelerator=acc)
-
-
 def from_cases(
     cases: Sequence[Case],
     source: str,
@@ -358,7 +349,9 @@ def from_cases(
     for row, (case, plan) in enumerate(zip(usable, chosen, strict=True)):
         key = _group_key(case)
         if key not in groups:
-            groups[key] = _Group(rows=[], cases=[], plans=[], cluster=_cluster(case, clocks))
+            groups[key] = _Group(
+                rows=[], cases=[], plans=[], cluster=case_cluster(case.hardware, clocks)
+            )
         groups[key].rows.append(row)
         groups[key].cases.append(case)
         groups[key].plans.append(plan)

@@ -207,10 +207,7 @@ def predict_case(
     """The prediction for one case, with null plan fields chosen by the model; ``clocks``
     (accelerator id -> ``training_clock_frac``) replaces the catalog's sustained clocks."""
     eff = eff or Efficiency()
-    cluster = case_cluster(case.hardware)
-    if clocks and cluster.accelerator.id in clocks:
-        acc = replace(cluster.accelerator, training_clock_frac=clocks[cluster.accelerator.id])
-        cluster = replace(cluster, accelerator=acc)
+    cluster = case_cluster(case.hardware, clocks)
     plans, free = candidate_plans(case)
     batch = PlanBatch.from_plans(case.model, plans)
     out = step_model(case.model, cluster, batch, eff, case.stack)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
@@ -273,9 +274,13 @@ def _link(transport: str, nic_bytes_per_s: float) -> Link:
     return min(links, key=lambda x: abs(x.bytes_per_s - nic_bytes_per_s))
 
 
-def case_cluster(hw: dict[str, Any]) -> Cluster:
-    """The cluster a case ran on, built from its hardware description and catalog defaults."""
+def case_cluster(hw: dict[str, Any], clocks: Mapping[str, float] | None = None) -> Cluster:
+    """The cluster a case ran on, built from its hardware description and catalog defaults;
+    ``clocks`` (accelerator id -> ``training_clock_frac``) replaces the catalog's sustained
+    clock where it names the case's accelerator (a fit's clocks)."""
     accelerator = catalog.accelerator(hw["gpu"])
+    if clocks and accelerator.id in clocks:
+        accelerator = replace(accelerator, training_clock_frac=clocks[accelerator.id])
     base = default_system(accelerator.id)
     gpn = hw.get("gpus_per_node") or base.gpus_per_node
     if hw.get("nic_gbps") and hw.get("nics_per_node"):

@@ -20,7 +20,7 @@ import multiprocessing
 import os
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -77,13 +77,8 @@ def holdout(
         published = float(case.published[metric])
         p0, p1 = predict_case(case, base, clocks), predict_case(case, eff, calibrated_clocks)
         v0, v1 = _metric(p0, metric), _metric(p1, metric)
-        cluster = case_cluster(case.hardware)
-        if cluster.accelerator.id in clocks:
-            acc = replace(cluster.accelerator, training_clock_frac=clocks[cluster.accelerator.id])
-            cluster = replace(cluster, accelerator=acc)
-        band = step_interval(
-            case.model, cal.apply_cluster(cluster), p1.plan, cal, stack=case.stack, base=base
-        )
+        cluster = cal.apply_cluster(case_cluster(case.hardware, clocks))
+        band = step_interval(case.model, cluster, p1.plan, cal, stack=case.stack, base=base)
         low, high = band.step_time_interval_s
         if metric != "step_time_s":  # a rate: inversely proportional to the step time
             low, high = v1 * band.step_time_s / high, v1 * band.step_time_s / low
