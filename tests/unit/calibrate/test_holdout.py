@@ -77,7 +77,7 @@ def holdout(
         published = float(case.published[metric])
         p0, p1 = predict_case(case, base, clocks), predict_case(case, eff, calibrated_clocks)
         v0, v1 = _metric(p0, metric), _metric(p1, metric)
-        cluster = cal.apply_cluster(case_cluster(case.hardware, clocks))
+        cluster = case_cluster(case.hardware, calibrated_clocks)
         band = step_interval(case.model, cluster, p1.plan, cal, stack=case.stack, base=base)
         low, high = band.step_time_interval_s
         if metric != "step_time_s":  # a rate: inversely proportional to the step time
