@@ -29,7 +29,7 @@ from scalewall.perf.step import StepArrays, step_model
 from scalewall.plan.plan import PRECISIONS, ParallelPlan
 from scalewall.plan.topology import Cluster
 from scalewall.probe.measurements import Measurements, Record
-from scalewall.validation.harness import predict_case
+from scalewall.validation.harness import predict_cases
 from scalewall.validation.runs import Case, case_cluster
 
 FloatArray = NDArray[np.float64]
@@ -316,8 +316,14 @@ def case_plans(
     cases: Sequence[Case], base: Efficiency, clocks: Mapping[str, float] | None = None
 ) -> list[ParallelPlan]:
     """The plan each case ran: published fields, null ones chosen by the model under ``base``
-    (and ``clocks``, accelerator id -> ``training_clock_frac``, where given)."""
-    return [predict_case(c, base, clocks).plan for c in cases]
+    (and ``clocks``, accelerator id -> ``training_clock_frac``, where given), once per scaling
+    series as ``validate`` chooses them (``predict_cases``)."""
+    plans = []
+    for pred in predict_cases(cases, base, clocks):
+        if isinstance(pred, Exception):
+            raise pred
+        plans.append(pred.plan)
+    return plans
 
 
 def from_cases(

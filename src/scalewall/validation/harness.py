@@ -2,24 +2,29 @@
 
 A null plan field means the source did not publish it: the authors tuned it, so the harness
 evaluates every candidate value in one batch and keeps the fastest plan that fits in memory,
-reporting the values it chose.
+reporting the values it chose. The cases of one scaling series (``series_key``: one model, stack,
+accelerator and plan, grown in data parallelism) get one choice for the whole series, as a
+scaling experiment tunes its plan once and grows the data-parallel width.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Efficiency
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import StepArrays, step_model
 from scalewall.plan.plan import ParallelPlan, default_stage_split, stage_layers, validate
+from scalewall.plan.topology import Cluster
 from scalewall.units import GIB
 from scalewall.validation.runs import (
     MEMORY_PARTS,
@@ -36,6 +41,9 @@ PER_REPLICA_BATCH_MULTIPLES = (1, 2, 4, 8)
 """Candidate per-replica batches (in units of pp micro-batches) when a source gives no batch."""
 FP8_RECIPES = {"per-tensor": "fp8", "blockwise": "fp8-block", "mxfp8": "mxfp8"}
 """A case's ``training.fp8_recipe`` (an extension key) to the plan's precision."""
+FloatArray = NDArray[np.float64]
+CASE_ERRORS = (ValueError, KeyError, TypeError, ArithmeticError)
+"""What a case the model cannot evaluate raises (a zero dimension, say)."""
 KNOWN_PUBLISHED = frozenset((*PUBLISHED_METRICS, "memory_gib", "fits", "tflops_convention"))
 
 
@@ -201,42 +209,160 @@ def _row(out: StepArrays, i: int) -> dict[str, float]:
     }
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Evaluated:
+    """Every candidate plan of one case, evaluated in one batch."""
+
+    case: Case
+    cluster: Cluster
+    plans: list[ParallelPlan]
+    free: list[str]
+    batch: PlanBatch
+    out: StepArrays
+    admissible: NDArray[np.bool_]
+    """Within the memory model's margin over the limit (a published run ran, so a plan the
+    model cannot tell from fitting counts)."""
+
+    @property
+    def speed(self) -> FloatArray:
+        """Tokens/s of the admissible plans (of all of them for memory-only cases where none
+        is), -inf elsewhere."""
+        pool = self.admissible if self.admissible.any() else np.ones_like(self.admissible)
+        return np.where(pool, self.out.tokens_per_s, -np.inf)
+
+
+def _evaluate(case: Case, eff: Efficiency, clocks: Mapping[str, float] | None) -> _Evaluated:
+    cluster = case_cluster(case.hardware, clocks)
+    plans, free = candidate_plans(case)
+    batch = PlanBatch.from_plans(case.model, plans)
+    out = step_model(case.model, cluster, batch, eff, case.stack)
+    admissible = out.memory_headroom_frac >= -eff.memory.memory_fit_margin_frac
+    return _Evaluated(
+        case=case,
+        cluster=cluster,
+        plans=plans,
+        free=free,
+        batch=batch,
+        out=out,
+        admissible=admissible,
+    )
+
+
+def _choose(ev: _Evaluated) -> int:
+    """The plan a case ran: among plans within NEAR_BEST_FRAC of the fastest admissible one
+    (equally good), a clear fit wins, then the simplest (fewest virtual stages, then least
+    memory), as practitioners avoid interleaving for no gain."""
+    speed = ev.speed
+    near = speed >= speed.max() * (1.0 - NEAR_BEST_FRAC)
+    order = np.lexsort((ev.out.memory_total_bytes, ev.batch.vpp, ~ev.out.fits, ~near))
+    return int(order[0])
+
+
+def _prediction(ev: _Evaluated, best: int, eff: Efficiency) -> CasePrediction:
+    case, out, plan = ev.case, ev.out, ev.plans[best]
+    full = replace(plan, recompute="full", sequence_parallel=False)
+    full_out = step_model(
+        case.model, ev.cluster, PlanBatch.from_plans(case.model, [full]), eff, case.stack
+    )
+    return CasePrediction(
+        case=case,
+        plan=plan,
+        chosen={k: getattr(plan, k) for k in ev.free},
+        row=_row(out, best),
+        memory_gib={k: float(v[best]) / GIB for k, v in out.memory_bytes.items()},
+        fits=bool(ev.admissible[best]),
+        near_memory_limit=bool(out.near_memory_limit[best]),
+        full_recompute_mfu=float(full_out.mfu[0]),
+    )
+
+
 def predict_case(
     case: Case, eff: Efficiency | None = None, clocks: Mapping[str, float] | None = None
 ) -> CasePrediction:
     """The prediction for one case, with null plan fields chosen by the model; ``clocks``
     (accelerator id -> ``training_clock_frac``) replaces the catalog's sustained clocks."""
     eff = eff or Efficiency()
-    cluster = case_cluster(case.hardware, clocks)
-    plans, free = candidate_plans(case)
-    batch = PlanBatch.from_plans(case.model, plans)
-    out = step_model(case.model, cluster, batch, eff, case.stack)
-    # Admissible: within the memory model's margin over the limit (a published run ran, so a
-    # plan the model cannot tell from fitting counts). Among admissible plans (all of them
-    # for memory-only cases where none is), those within NEAR_BEST_FRAC of the fastest count
-    # as equally good; of these a clear fit wins, then the simplest (fewest virtual stages,
-    # then least memory), as practitioners avoid interleaving for no gain.
-    admissible = out.memory_headroom_frac >= -eff.memory.memory_fit_margin_frac
-    pool = admissible if admissible.any() else np.ones_like(admissible)
-    speed = np.where(pool, out.tokens_per_s, -np.inf)
-    near = speed >= speed.max() * (1.0 - NEAR_BEST_FRAC)
-    order = np.lexsort((out.memory_total_bytes, batch.vpp, ~out.fits, ~near))
-    best = int(order[0])
-    plan = plans[best]
-    full = replace(plan, recompute="full", sequence_parallel=False)
-    full_out = step_model(
-        case.model, cluster, PlanBatch.from_plans(case.model, [full]), eff, case.stack
+    ev = _evaluate(case, eff, clocks)
+    return _prediction(ev, _choose(ev), eff)
+
+
+def series_key(case: Case) -> str:
+    """Cases with equal keys are one scaling series: the same model, stack, accelerator and
+    training settings, and the same published plan fields but the data-parallel width, on
+    clusters that differ only in size (and the global batch with it)."""
+    shape = replace(case.model, id="", name="")
+    hardware = {k: v for k, v in case.hardware.items() if k != "gpus"}
+    training = {k: v for k, v in case.training.items() if k != "global_batch"}
+    plan = {k: v for k, v in case.plan.items() if k != "dp"}
+    return repr((shape, case.stack, json.dumps([hardware, training, plan], sort_keys=True)))
+
+
+def _choose_series(evs: Sequence[_Evaluated]) -> list[int] | None:
+    """One choice of the null fields for a whole series, as a scaling experiment is run: the
+    plan tuned once and the data-parallel width grown. The choice is admissible in every case
+    and the best by mean log throughput relative to each case's own best; among choices
+    within NEAR_BEST_FRAC of it, the same tie-breaks as ``_choose``. None where no choice is
+    admissible in every case (each case then chooses alone)."""
+    free = evs[0].free
+    if "global_batch" in free or any(ev.free != free for ev in evs):
+        return None
+    index = [{tuple(getattr(p, k) for k in free): i for i, p in enumerate(ev.plans)} for ev in evs]
+    keys = [k for k in index[0] if all(k in ix for ix in index[1:])]
+    rows = np.array([[ix[k] for ix in index] for k in keys], dtype=np.int64).reshape(
+        len(keys), len(evs)
     )
-    return CasePrediction(
-        case=case,
-        plan=plan,
-        chosen={k: getattr(plan, k) for k in free},
-        row=_row(out, best),
-        memory_gib={k: float(v[best]) / GIB for k, v in out.memory_bytes.items()},
-        fits=bool(admissible[best]),
-        near_memory_limit=bool(out.near_memory_limit[best]),
-        full_recompute_mfu=float(full_out.mfu[0]),
-    )
+    if rows.size == 0:
+        return None
+    speed = np.stack([ev.speed[rows[:, j]] / ev.speed.max() for j, ev in enumerate(evs)], 1)
+    ok = np.all(np.isfinite(speed) & (speed > 0), axis=1)
+    if not ok.any():
+        return None
+    score = np.where(ok, np.mean(np.log(np.where(ok[:, None], speed, 1.0)), axis=1), -np.inf)
+    near = score >= score.max() + np.log1p(-NEAR_BEST_FRAC)
+    fits = np.all(np.stack([ev.out.fits[rows[:, j]] for j, ev in enumerate(evs)], 1), axis=1)
+    vpp = evs[0].batch.vpp[rows[:, 0]]
+    memory = np.sum([ev.out.memory_total_bytes[rows[:, j]] for j, ev in enumerate(evs)], axis=0)
+    best = int(np.lexsort((memory, vpp, ~fits, ~near))[0])
+    return [int(i) for i in rows[best]]
+
+
+def predict_cases(
+    cases: Sequence[Case],
+    eff: Efficiency | None = None,
+    clocks: Mapping[str, float] | None = None,
+    on_case: Callable[[int, int], None] | None = None,
+) -> list[CasePrediction | Exception]:
+    """``predict_case`` for every case, with the null fields of a scaling series
+    (``series_key``) chosen once for the whole series (``_choose_series``). A case the model
+    cannot evaluate is its exception in the list; the others still run."""
+    eff = eff or Efficiency()
+    evaluated: list[_Evaluated | Exception] = []
+    for done, case in enumerate(cases):
+        if on_case is not None:
+            on_case(done, len(cases))
+        try:
+            evaluated.append(_evaluate(case, eff, clocks))
+        except CASE_ERRORS as exc:
+            evaluated.append(exc)
+    chosen: dict[int, int] = {}
+    series: dict[str, list[int]] = defaultdict(list)
+    for i, ev in enumerate(evaluated):
+        if isinstance(ev, _Evaluated):
+            series[series_key(ev.case)].append(i)
+    for members in series.values():
+        group = [ev for i in members if isinstance(ev := evaluated[i], _Evaluated)]
+        picks = _choose_series(group) if len(group) > 1 else None
+        chosen.update(zip(members, picks or [_choose(e) for e in group], strict=True))
+    out: list[CasePrediction | Exception] = []
+    for i, ev in enumerate(evaluated):
+        if isinstance(ev, Exception):
+            out.append(ev)
+            continue
+        try:
+            out.append(_prediction(ev, chosen[i], eff))
+        except CASE_ERRORS as exc:
+            out.append(exc)
+    return out
 
 
 def predicted_metrics(pred: CasePrediction) -> dict[str, float]:
@@ -361,15 +487,12 @@ def validate_cases(
     fits: dict[str, tuple[bool, bool]] = {}
     errors, warnings = list(read_errors), []
     stacks: dict[str, str] = {}
-    for done, case in enumerate(cases, start=1):
-        if on_case is not None:
-            on_case(done - 1, len(cases))
-        try:
-            pred = predict_case(case, eff, clocks)
-        except (ValueError, KeyError, TypeError, ArithmeticError) as exc:
+    predictions = predict_cases(cases, eff, clocks, on_case)
+    for case, pred in zip(cases, predictions, strict=True):
+        if isinstance(pred, Exception):
             # A shape or plan the model cannot evaluate (a zero dimension, say) is that case's
             # error; the others still run.
-            errors.append(CaseMessage(id=case.id, text=_one_line(exc)))
+            errors.append(CaseMessage(id=case.id, text=_one_line(pred)))
             continue
         if not all(np.isfinite(v) for v in pred.row.values()):
             errors.append(CaseMessage(id=case.id, text="the prediction is not finite"))

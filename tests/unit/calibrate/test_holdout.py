@@ -29,7 +29,7 @@ from scalewall.calibrate import Calibration, fit, from_cases, step_interval
 from scalewall.calibrate.observations import step_metric
 from scalewall.calibrate.published import fit_published, fitted_clocks, fitted_efficiency
 from scalewall.perf.assumptions import Efficiency
-from scalewall.validation.harness import compare, predict_case
+from scalewall.validation.harness import compare, predict_cases
 from scalewall.validation.runs import case_cluster, read_runs
 
 
@@ -71,11 +71,13 @@ def holdout(
     )
     eff, calibrated_clocks = cal.efficiency(base), {**clocks, **cal.clocks()}
     e0, e1, inside = [], [], []
-    for case in test:
+    # The held-out runs as validate predicts them (a series' open fields chosen once).
+    before, after = predict_cases(test, base, clocks), predict_cases(test, eff, calibrated_clocks)
+    for case, p0, p1 in zip(test, before, after, strict=True):
+        assert not isinstance(p0, Exception) and not isinstance(p1, Exception)
         metric = step_metric(case)
         assert metric is not None
         published = float(case.published[metric])
-        p0, p1 = predict_case(case, base, clocks), predict_case(case, eff, calibrated_clocks)
         v0, v1 = _metric(p0, metric), _metric(p1, metric)
         cluster = case_cluster(case.hardware, calibrated_clocks)
         band = step_interval(case.model, cluster, p1.plan, cal, stack=case.stack, base=base)

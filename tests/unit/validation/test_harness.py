@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 
-from scalewall.validation.harness import validate_cases
+from scalewall.validation.harness import predict_case, predict_cases, series_key, validate_cases
 from scalewall.validation.runs import (
     FORMAT,
     default_runs_path,
     frontier_runs_path,
+    read_runs,
     read_runs_file,
+    scaling_runs_path,
 )
 
 
@@ -245,3 +247,30 @@ def test_an_open_data_parallel_width_fills_the_gpus(tmp_path: Path) -> None:
     for c in report.comparisons:
         by_id.setdefault(c.id, []).append(c.predicted)
     assert by_id["open_dp"] == by_id[stated["id"]]
+
+
+def test_a_scaling_series_gets_one_choice_of_its_open_fields() -> None:
+    """MegaScale's eight sizes (one model, stack and plan, grown in data parallelism) leave
+    the micro-batch and schedule open: validate chooses them once for the series, where each
+    size alone would pick its own (6 virtual stages at micro-batch 1 at 12,288 GPUs)."""
+    cases = [c for c in read_runs(scaling_runs_path()) if c.group == "megascale"]
+    assert len({series_key(c) for c in cases}) == 1
+    preds = predict_cases(cases)
+    chosen = [p.chosen for p in preds if not isinstance(p, Exception)]
+    assert len(chosen) == len(cases)
+    assert all(c == chosen[0] for c in chosen)
+    alone = [predict_case(c).chosen for c in cases]
+    assert any(a != chosen[0] for a in alone)
+    assert all(p.fits for p in preds if not isinstance(p, Exception))
+
+
+def test_cases_that_differ_beyond_size_choose_alone() -> None:
+    """A different sequence length is another experiment, not a size of the same one: each
+    case keeps its own choice, the one ``predict_case`` makes."""
+    cases = [c for c in read_runs(scaling_runs_path()) if c.group == "megascale"][-2:]
+    other = dataclasses.replace(cases[1], training=cases[1].training | {"seq_len": 4096})
+    assert series_key(cases[0]) != series_key(other)
+    for case, pred in zip([cases[0], other], predict_cases([cases[0], other]), strict=True):
+        assert not isinstance(pred, Exception)
+        assert pred.chosen == predict_case(case).chosen
+        assert pred.row == predict_case(case).row
