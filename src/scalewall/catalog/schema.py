@@ -297,6 +297,9 @@ def _check_count(name: str, value: object, least: int, where: str) -> None:
 CUDA_GRAPH_SCOPES = ("none", "router", "attention", "layer", "full")
 """``Stack.cuda_graphs`` values, from nothing captured to the whole iteration."""
 
+SELECTIVE_RECOMPUTE = ("attention", "alternate-matmuls")
+"""``Stack.selective_recompute`` values: what a plan's ``recompute = "selective"`` rebuilds."""
+
 MOE_DISPATCHERS = ("alltoall", "flex")
 """``Stack.moe_token_dispatcher`` values: Megatron-Core ``moe_token_dispatcher_type``."""
 
@@ -432,6 +435,15 @@ class Stack:
     weights, ``fp8_model_init``; the distributed optimizer's FP32 main params stay in the
     optimizer) and DeepSeek-V3 (report Sec. 3.3, Fig. 6: FP32 master weights cast to FP8 for
     the forward and backward GEMMs). False: BF16 weights plus the FP8 copies."""
+    selective_recompute: str = "attention"
+    """What selective recompute rebuilds in backward. ``attention``: the core attention
+    (QK^T, softmax, dropout, AV), keeping every linear's input (Korthikanti et al. 2022 Sec. 5;
+    Megatron ``--recompute-granularity selective``); with a fused kernel that stores no scores
+    this is the kernel's own recompute. ``alternate-matmuls``: torchtitan's op-level selective
+    activation checkpointing (``selective_ac_option = "op"``): in each block the outputs of the
+    attention kernel and of every other matmul in forward order are saved, and every second
+    matmul with every non-matmul op (norms, activations, rotary embedding) runs again in
+    backward from the block's input."""
     recompute_mla_up_proj: bool = False
     """Selective recompute also rebuilds multi-head latent attention's up projections (the
     per-head Q, K, V) from the latents in backward instead of keeping them (DeepSeek-V3 report
@@ -474,6 +486,12 @@ class Stack:
                 "moe_token_dispatcher",
                 self.moe_token_dispatcher,
                 f"one of {', '.join(MOE_DISPATCHERS)}",
+            )
+        if self.selective_recompute not in SELECTIVE_RECOMPUTE:
+            raise SpecError(
+                "selective_recompute",
+                self.selective_recompute,
+                f"one of {', '.join(SELECTIVE_RECOMPUTE)}",
             )
         if self.cuda_graphs not in CUDA_GRAPH_SCOPES:
             raise SpecError(

@@ -7,6 +7,7 @@ per distinct combination of them (``distinct_layer_times``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -187,10 +188,24 @@ def layer_times(
         bwd_compute = bwd_compute + overhead * (1.0 - share)
         imbalance = imbalance + imbalance_comm
     full = p.recompute == RECOMPUTE["full"]
+    if stack.selective_recompute == "alternate-matmuls":
+        # Every second matmul of the block and every element-wise kernel run again; the
+        # attention kernel's output is kept, so none of its recompute.
+        again = alternate_matmuls(model, tp, moe_layer, ffn, up_width)[1::2]
+        n_re = np.stack(
+            [np.broadcast_to(np.asarray(n, dtype=np.float64), tokens.shape) for n, _, _ in again]
+        )
+        k_re = np.stack(
+            [np.broadcast_to(np.asarray(k, dtype=np.float64), tokens.shape) for _, k, _ in again]
+        )
+        re_f, _ = linear_time_s(tokens[np.newaxis, :], n_re, k_re, dev, eff)
+        selective = re_f.sum(axis=0) + elem / 3.0
+    else:
+        selective = attn_re
     recompute = np.where(
         full,
         fwd_compute + tp_fwd + cp_fwd + ep_fwd,
-        np.where(p.recompute == RECOMPUTE["selective"], attn_re, 0.0),
+        np.where(p.recompute == RECOMPUTE["selective"], selective, 0.0),
     )
     host_f = host_issue_s(model, p, eff, stack, moe_layer)
     host_b = host_f * (eff.host.host_ops_bwd_ratio + np.where(full, 1.0, 0.0))
@@ -219,6 +234,33 @@ def layer_times(
         fwd_host=exposed_f,
         bwd_host=np.maximum(host_b - gpu_b, 0.0),
     )
+
+
+def alternate_matmuls(
+    model: ModelSpec, tp: FloatArray, moe_layer: bool, ffn: float, up_width: float
+) -> list[tuple[Any, Any, bool]]:
+    """(n_out, k_in, output replicated over TP) of a block's matmuls on one GPU in forward
+    order, as torchtitan's op-level selective checkpointing counts them (``aten.mm`` calls:
+    separate Q, K, V and output projections, the MoE router, the SwiGLU w1, w3 and w2 or the
+    GeLU fc1 and fc2; the routed experts' grouped GEMMs are saved and not counted)."""
+    hidden = float(model.hidden)
+    out: list[tuple[Any, Any, bool]]
+    if model.kv_lora_rank:
+        linears = attention_linears(model, tp)
+        out = [(n, k, i == len(linears) - 1) for i, (n, k) in enumerate(linears)]
+    else:
+        d, heads, kv = float(model.head_size), float(model.heads), float(model.kv_heads)
+        out = [(heads * d / tp, hidden, False), (kv * d / tp, hidden, False)]
+        out += [(kv * d / tp, hidden, False), (hidden, heads * d / tp, True)]
+    if moe_layer:
+        out.append((float(model.routed_experts), hidden, True))
+    if ffn > 0:
+        if up_width > ffn:  # gated: w1 (gate) and w3 (up), then w2
+            out += [(ffn / tp, hidden, False), (ffn / tp, hidden, False)]
+        else:
+            out.append((ffn / tp, hidden, False))
+        out.append((hidden, ffn / tp, True))
+    return out
 
 
 def host_issue_s(

@@ -19,6 +19,7 @@ from scalewall.perf.attention import (
 from scalewall.perf.batch import RECOMPUTE, PlanBatch, is_fp8
 from scalewall.perf.compute import ACT_BYTES
 from scalewall.perf.data_parallel import shard_groups
+from scalewall.perf.layers import alternate_matmuls
 from scalewall.workload import counts
 
 FloatArray = NDArray[np.float64]
@@ -103,6 +104,15 @@ def activation_bytes_per_layer(
     )
     per_token = per_token - np.where(fp8, (model.heads * d_v + ffn) / p.tp, 0.0)
     layer_input = np.where(p.sequence_parallel > 0, ACT_BYTES * hidden / p.tp, ACT_BYTES * hidden)
+    if stack.selective_recompute == "alternate-matmuls":
+        # The block's input, the attention kernel's output and every other matmul's output;
+        # an output of the model width is replicated over TP (sharded with SP).
+        up_width = ffn * moe.swiglu_factor(model)
+        kept = alternate_matmuls(model, p.tp, moe_layer, ffn, up_width)[0::2]
+        wide = np.where(p.sequence_parallel > 0, hidden / p.tp, hidden)
+        outputs = sum((wide if replicated else n) for n, _, replicated in kept)
+        lean = layer_input + ACT_BYTES * (outputs + model.heads * d_v / p.tp)
+        per_token = np.where(p.recompute == RECOMPUTE["selective"], lean, per_token)
     result: FloatArray = tokens * np.where(p.recompute == RECOMPUTE["full"], layer_input, per_token)
     if moe_layer:
         routed = moe.routed_activation_bytes(model, p, stack, tokens, fp8)

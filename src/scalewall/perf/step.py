@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from scalewall import _heap as heap
 from scalewall.catalog.schema import ModelSpec
-from scalewall.perf import pipeline
+from scalewall.perf import moe, pipeline
 from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import RECOMPUTE, PlanBatch
 from scalewall.perf.compute import (
@@ -34,6 +34,7 @@ from scalewall.perf.data_parallel import (
     step_sync_s,
 )
 from scalewall.perf.layers import (
+    alternate_matmuls,
     distinct_layer_times,
     per_row_constants,
     stage_sums,
@@ -195,13 +196,17 @@ def step_model(
     model_rate = _model_flop_per_token(model, p) * tokens_step / step / num_gpus
     # Hardware FLOPs in the same convention plus what recomputation redoes (Korthikanti et al.
     # 2022, Sec. 6: HFU counts the recomputed forward): full recompute redoes every layer's
-    # forward, selective only the attention core.
+    # forward, selective only the attention core (or, under op-level selective checkpointing,
+    # every second matmul of each block).
     attention = counts.attention_flop_per_token(model, 1, causal_half=False) * p.seq_len
     layer_fwd_flop = counts.matmul_flop_per_token(model) - 2.0 * model.hidden * model.vocab
+    selective = attention
+    if stack.selective_recompute == "alternate-matmuls":
+        selective = np.full_like(attention, selective_matmul_flop_per_token(model))
     redone = np.where(
         p.recompute == RECOMPUTE["full"],
         layer_fwd_flop + attention,
-        np.where(p.recompute == RECOMPUTE["selective"], attention, 0.0),
+        np.where(p.recompute == RECOMPUTE["selective"], selective, 0.0),
     )
     hw_rate = model_rate + redone * tokens_step / step / num_gpus
     memory, total = memory_model(model, p, eff, stack, micro_batches)
@@ -311,3 +316,24 @@ __all__ = [
     "step_model",
     "sync_noise_s",
 ]
+
+
+def selective_matmul_flop_per_token(model: ModelSpec) -> float:
+    """Forward FLOPs per token of the matmuls op-level selective checkpointing runs again
+    (``Stack.selective_recompute`` ``alternate-matmuls``): every second one of each block in
+    forward order (``layers.alternate_matmuls``), over the dense and the MoE layers."""
+    n_moe = float(moe.moe_layers_before(model, np.array([float(model.layers)]))[0])
+    one = np.ones(1)
+    total = 0.0
+    for moe_layer, count in ((False, model.layers - n_moe), (True, n_moe)):
+        if count <= 0:
+            continue
+        ffn = float(
+            model.shared_experts * model.expert_ffn_hidden if moe_layer else model.ffn_hidden
+        )
+        again = alternate_matmuls(model, one, moe_layer, ffn, ffn * moe.swiglu_factor(model))
+        total += count * sum(
+            2.0 * float(np.asarray(n).item()) * float(np.asarray(k).item())
+            for n, k, _ in again[1::2]
+        )
+    return total

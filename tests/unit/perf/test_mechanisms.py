@@ -12,6 +12,8 @@ from scalewall.catalog.schema import Fabric, ModelSpec
 from scalewall.perf import collectives as coll
 from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import PlanBatch
+from scalewall.perf.compute import Device, gemm_time_s, memory_bound_time_s
+from scalewall.perf.layers import layer_times
 from scalewall.perf.step import StepArrays, step_model
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster, make_cluster
@@ -135,3 +137,49 @@ def test_breakdown_adds_up(llama70b: ModelSpec, h100_1024: Cluster) -> None:
     total = sum(v[0] for v in out.breakdown_s.values())
     assert total == pytest.approx(out.step_time_s[0], rel=1e-12)
     assert 0.2 < out.mfu[0] < 0.7
+
+
+def test_torchtitan_op_level_selective_recomputes_every_second_matmul(
+    h100_1024: Cluster,
+) -> None:
+    """torchtitan's op-level selective checkpointing counts the block's matmuls in forward order
+    (wq, wk, wv, wo, w1, w3, w2) and runs every second one again (wk, wo, w3) with the
+    element-wise kernels; it keeps the other outputs, the attention kernel's and the input."""
+    model = catalog.model("llama3.1-8b")
+    titan = preset("torchtitan-fsdp2")
+    assert titan.selective_recompute == "alternate-matmuls"
+    plan = ParallelPlan(dp=8, micro_batch=1, global_batch=8, seq_len=8192, zero=3)
+    sel = replace(plan, recompute="selective")
+    batch = PlanBatch.from_plans(model, [sel])
+    dev = Device.of(h100_1024.accelerator, batch.precision, EFF)
+    bare = replace(titan, elementwise_bytes_per_hidden=0.0, elementwise_bytes_per_ffn=0.0)
+    tokens = one(8192.0)
+    again = [(1024.0, 4096.0), (4096.0, 4096.0), (14336.0, 4096.0)]  # wk, wo, w3
+    matmuls = sum(gemm_time_s(tokens, one(n), one(k), dev, EFF)[0] for n, k in again)
+    assert layer_times(model, h100_1024, batch, dev, EFF, bare).recompute[0] == pytest.approx(
+        matmuls, rel=1e-12
+    )
+    # With the element-wise kernels: their forward third runs again too.
+    elementwise = 8192 * (4096 * titan.elementwise_bytes_per_hidden)
+    elementwise += 8192 * 2 * 14336 * titan.elementwise_bytes_per_ffn
+    forward = memory_bound_time_s(one(elementwise / 3.0), dev, EFF)[0]
+    got = layer_times(model, h100_1024, batch, dev, EFF, titan).recompute[0]
+    assert got == pytest.approx(matmuls + forward, rel=1e-12)
+    # Megatron's selective recompute of a fused kernel is the kernel's own, less than that.
+    megatron = replace(titan, selective_recompute="attention")
+    assert layer_times(model, h100_1024, batch, dev, EFF, megatron).recompute[0] < got
+    # Memory per layer: the block input, the attention output and the outputs of wq, wv, w1
+    # and w2, 2 x (4096 + 4096 + 4096 + 1024 + 14336 + 4096) bytes per token.
+    none, full = replace(plan, recompute="none"), replace(plan, recompute="full")
+    out = run(model, h100_1024, sel, none, full, stack=titan)
+    activations = out.memory_bytes["activations"]
+    assert activations[2] < activations[0] < activations[1]
+    kept = 2 * (4096 + 4096 + 4096 + 1024 + 14336 + 4096) * 8192
+    assert activations[0] - activations[2] == pytest.approx(
+        model.layers * (kept - 2 * 4096 * 8192), rel=1e-9
+    )
+    # HFU counts the recomputed matmuls: 2 x (1024 + 4096 + 14336) x 4096 per token per layer.
+    hfu_extra = out.hfu[0] - out.mfu[0]
+    redone = 2 * (1024 + 4096 + 14336) * 4096 * model.layers
+    rate = out.tokens_per_s[0] / 8 * redone / h100_1024.accelerator.peak_bf16_flop_per_s
+    assert hfu_extra == pytest.approx(rate, rel=1e-9)
