@@ -45,8 +45,9 @@ def _index() -> dict[str, str]:
     return out
 
 
-_RELEASE = re.compile(r"^(?P<family>.+?)-?v?(?P<version>\d+\.\d+(?:\.\d+)*|\d{4})$")
-"""A name ending in a release: ``nemo-24.12``, ``megatron-core-0.13``, ``megatron-lm-2023``."""
+_RELEASE = re.compile(r"^(?P<family>.+?)-?[vr]?(?P<version>\d+\.\d+(?:\.\d+)*|\d{4})$")
+"""A name ending in a release: ``nemo-24.12``, ``megatron-core-0.13``, ``megatron-lm-2023``,
+``megatron-core-r0.8.0`` (Megatron's ``core_r`` tags), ``torchtitan-v0.2``."""
 
 
 def _release(key: str) -> tuple[str, tuple[int, ...]] | None:
@@ -61,21 +62,34 @@ def release_match(name: str) -> str | None:
     of the same family whose release number has as many leading digits (container years like
     24.07 apart from NeMo 2.0 and from calendar years), the latest one not newer than the
     named release, so a run gets the behaviour of the last release catalogued before it
-    (``nemo-24.12`` -> ``nemo-24.07``, ``megatron-core-0.13`` -> ``megatron-core``). None
-    when the name carries no release or nothing catalogued precedes it."""
+    (``nemo-24.12`` -> ``nemo-24.07``, ``megatron-core-0.13`` -> ``megatron-core``); a
+    family the catalog holds with no release numbers runs as its one entry
+    (``torchtitan-0.2`` -> ``torchtitan-fsdp2``). None when the name carries no release or
+    nothing catalogued precedes it."""
     wanted = _release(_normal(name))
     if wanted is None:
         return None
     family, version = wanted
+    index = _index()
+    # A family named by an alias (``mcore-0.9``) is that stack's family.
+    families = {family}
+    if family in index:
+        families.add(_normal(index[family]))
     best: tuple[tuple[int, ...], str] | None = None
-    for key, stack_id in _index().items():
+    released = False
+    for key, stack_id in index.items():
         known = _release(key)
-        if known is None or known[0] != family:
+        if known is None or known[0] not in families:
             continue
+        released = True
         if len(str(known[1][0])) != len(str(version[0])) or known[1] > version:
             continue
         if best is None or known[1] > best[0]:
             best = (known[1], stack_id)
+    if best is None and not released and family in index:
+        # The catalog holds this framework without release numbers: every release runs as
+        # its one entry (``torchtitan-0.2``, ``deepspeed-0.14``).
+        return index[family]
     return None if best is None else best[1]
 
 

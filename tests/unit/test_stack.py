@@ -148,6 +148,11 @@ def test_eager_pytorch_kernels_cost_what_torch_compile_saves() -> None:
         ("megatron-core-0.13", "megatron-core"),
         ("megatron-lm-2025", "megatron-core"),
         ("nemo-2.1", "megatron-bridge"),
+        ("megatron-core-r0.8.0", "megatron-core"),
+        ("mcore-0.9", "megatron-core"),
+        ("torchtitan-v0.2", "torchtitan-fsdp2"),
+        ("deepspeed-0.14", "deepspeed-zero3"),
+        ("llm-foundry-0.10", "llm-foundry"),
     ],
 )
 def test_an_uncatalogued_release_runs_as_the_last_one_before_it(name: str, expected: str) -> None:
