@@ -503,6 +503,7 @@ def validate_cases(
             CaseMessage(id=case.id, text=f"{k} is not a field of the runs format; not read")
             for k in case.ignored
         )
+        warnings.extend(CaseMessage(id=case.id, text=text) for text in case.read_warnings)
         stacks[case.id] = case.stack.id
         if case.published.get("fits") is not None:
             fits[case.id] = (bool(case.published["fits"]), pred.fits)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
@@ -75,6 +76,40 @@ INT_FIELDS = {
     "hardware": ("gpus", "gpus_per_node", "scale_up_domain_gpus", "nics_per_node", "pod_gpus"),
 }
 """Integer fields of a case's sections (null where the source did not publish them)."""
+POSITIVE_FIELDS = {
+    "model": ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab"),
+    "training": ("seq_len", "global_batch", "micro_batch"),
+    "plan": ("tp", "pp", "dp", "cp", "ep", "etp", "vpp"),
+    "hardware": (
+        "gpus",
+        "gpus_per_node",
+        "scale_up_domain_gpus",
+        "nics_per_node",
+        "nic_gbps",
+        "node_scale_out_gbps",
+    ),
+}
+"""Fields that, where given, are positive numbers (a zero or negative width, count or rate is
+an input error, not a run)."""
+TRANSPORTS = ("infiniband", "roce", "omni-path")
+"""``hardware.transport`` values; ``transport_kind`` reads the spellings sources use."""
+_FABRIC_GENERATION = re.compile(r"\b(ib|[hnex]dr)\b")
+
+
+def transport_kind(value: Any) -> str | None:
+    """The scale-out transport a source names, from how it writes it: ``InfiniBand``, ``IB``
+    or a generation (``NDR``, ``HDR``) is ``infiniband``; ``RoCE``, ``RoCEv2`` or Ethernet is
+    ``roce``; ``Omni-Path`` (``OPA``) is ``omni-path``. None where it names none of them."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lower()
+    if "roce" in text or "ethernet" in text:
+        return "roce"
+    if "omni" in text or text == "opa":
+        return "omni-path"
+    if "infiniband" in text or _FABRIC_GENERATION.search(text):
+        return "infiniband"
+    return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,6 +137,9 @@ class Case:
     stack: Stack
     ignored: tuple[str, ...] = ()
     """Keys of the case the format does not define (``model.experts``, say): not read."""
+    read_warnings: tuple[str, ...] = ()
+    """What the reader could not use as given (a transport it does not recognise, say) and
+    what it used instead."""
 
     @property
     def group(self) -> str:
@@ -300,7 +338,7 @@ def case_cluster(hw: dict[str, Any], clocks: Mapping[str, float] | None = None) 
         scale_up_in_network_reduction=base.scale_up_in_network_reduction,
         source="validation case",
     )
-    link = _link(hw.get("transport") or "", nic_bw)
+    link = _link(transport_kind(hw.get("transport")) or "", nic_bw)
     oversub = float(hw.get("oversubscription_above_pod") or 1.0)
     fabric = Fabric(
         id="case",
@@ -385,13 +423,25 @@ def _read_file(path: Path) -> RunsFile:
                     published=raw["published"],
                     stack=case_stack(plan.get("stack"), f"{path}: case {label}"),
                     ignored=ignored_keys(raw),
+                    read_warnings=_read_warnings(raw),
                 )
             )
         except KeyError as exc:
             errors.append(CaseMessage(id=label, text=f"required key {exc.args[0]!r} is missing"))
         except (ValueError, TypeError) as exc:
-            errors.append(CaseMessage(id=label, text=str(exc)))
+            text = str(exc)
+            errors.append(CaseMessage(id=label, text=text.removeprefix(f"{label}: ")))
     return RunsFile(cases=cases, errors=errors)
+
+
+def _read_warnings(raw: dict[str, Any]) -> tuple[str, ...]:
+    transport = raw["hardware"].get("transport")
+    if transport is not None and transport_kind(transport) is None:
+        return (
+            f"hardware.transport={transport!r} names none of {', '.join(TRANSPORTS)}: the "
+            "system's default scale-out link is used",
+        )
+    return ()
 
 
 @cache
@@ -441,6 +491,14 @@ def _check_case(raw: Any, seen: set[str]) -> None:
             value = raw[section].get(name)
             if value is not None and not _is_int(value):
                 raise SpecError(f"{section}.{name}", value, "an integer or null")
+    for section, names in POSITIVE_FIELDS.items():
+        for name in names:
+            value = raw[section].get(name)
+            if value is not None and not (_is_number(value) and value > 0):
+                raise SpecError(f"{section}.{name}", value, "a positive number or null")
+    over = raw["hardware"].get("oversubscription_above_pod")
+    if over is not None and not (_is_number(over) and over >= 1):
+        raise SpecError("hardware.oversubscription_above_pod", over, "a number >= 1 or null")
     layout = raw["plan"].get("pipeline_layout")
     if layout is not None and not (isinstance(layout, list) and all(map(_is_int, layout))):
         raise SpecError("plan.pipeline_layout", layout, "a list of layers per stage, or null")

@@ -19,6 +19,7 @@ from scalewall.validation.runs import (
     read_runs,
     read_runs_file,
     scaling_runs_path,
+    transport_kind,
 )
 
 
@@ -274,3 +275,54 @@ def test_cases_that_differ_beyond_size_choose_alone() -> None:
         assert not isinstance(pred, Exception)
         assert pred.chosen == predict_case(case).chosen
         assert pred.row == predict_case(case).row
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [
+        ("hardware", "nic_gbps", -1),
+        ("hardware", "gpus_per_node", 0),
+        ("model", "vocab", 0),
+        ("plan", "cp", 0),
+        ("hardware", "oversubscription_above_pod", 0.5),
+    ],
+)
+def test_a_zero_or_negative_size_is_that_cases_error(
+    tmp_path: Path, section: str, key: str, value: float
+) -> None:
+    case = _dense()
+    case[section][key] = value
+    runs = read_runs_file(_write(tmp_path, [case]))
+    assert runs.cases == []
+    assert len(runs.errors) == 1
+    assert f"{section}.{key}={value}" in runs.errors[0].text
+    assert not runs.errors[0].text.startswith(case["id"])
+
+
+@pytest.mark.parametrize(
+    ("words", "kind"),
+    [
+        ("InfiniBand", "infiniband"),
+        ("8 x 400G NDR", "infiniband"),
+        ("RoCEv2", "roce"),
+        ("Ethernet", "roce"),
+        ("Omni-Path", "omni-path"),
+        ("not stated", None),
+    ],
+)
+def test_a_transport_is_read_from_how_sources_write_it(words: str, kind: str | None) -> None:
+    assert transport_kind(words) == kind
+
+
+def test_a_transport_it_cannot_read_is_a_warning_and_the_default(tmp_path: Path) -> None:
+    case = _dense()
+    case["hardware"]["transport"] = "carrier pigeon"
+    plain = _dense()
+    plain["id"] = "plain"
+    plain["hardware"]["transport"] = None
+    runs = read_runs_file(_write(tmp_path, [case, plain]))
+    report = validate_cases(runs.cases)
+    assert [w.id for w in report.warnings] == [case["id"]]
+    assert "carrier pigeon" in report.warnings[0].text
+    by_id = {c.id: c.predicted for c in report.comparisons}
+    assert by_id[case["id"]] == by_id["plain"]
