@@ -307,17 +307,6 @@ def _model_flop_per_token(model: ModelSpec, p: PlanBatch) -> FloatArray:
     return 3.0 * (matmul + attention * p.seq_len)
 
 
-__all__ = [
-    "BREAKDOWN_PARTS",
-    "StepArrays",
-    "coupled_ranks",
-    "expected_max_normal",
-    "memory_model",
-    "step_model",
-    "sync_noise_s",
-]
-
-
 def selective_matmul_flop_per_token(model: ModelSpec) -> float:
     """Forward FLOPs per token of the matmuls op-level selective checkpointing runs again
     (``Stack.selective_recompute`` ``alternate-matmuls``): every second one of each block in
@@ -337,3 +326,14 @@ def selective_matmul_flop_per_token(model: ModelSpec) -> float:
             for n, k, _ in again[1::2]
         )
     return total
+
+
+__all__ = [
+    "BREAKDOWN_PARTS",
+    "StepArrays",
+    "coupled_ranks",
+    "expected_max_normal",
+    "memory_model",
+    "step_model",
+    "sync_noise_s",
+]
