@@ -254,8 +254,15 @@ def _choose(ev: _Evaluated) -> int:
     memory), as practitioners avoid interleaving for no gain."""
     speed = ev.speed
     near = speed >= speed.max() * (1.0 - NEAR_BEST_FRAC)
-    order = np.lexsort((ev.out.memory_total_bytes, ev.batch.vpp, ~ev.out.fits, ~near))
-    return int(order[0])
+    return _simplest(near, ev.out.fits, ev.batch.vpp, ev.out.memory_total_bytes)
+
+
+def _simplest(
+    near: NDArray[np.bool_], fits: NDArray[np.bool_], vpp: FloatArray, memory: FloatArray
+) -> int:
+    """The first of the equally fast (``near``) candidates: a clear fit, then the fewest
+    virtual stages, then the least memory."""
+    return int(np.lexsort((memory, vpp, ~fits, ~near))[0])
 
 
 def _prediction(ev: _Evaluated, best: int, eff: Efficiency) -> CasePrediction:
@@ -322,8 +329,7 @@ def _choose_series(evs: Sequence[_Evaluated]) -> list[int] | None:
     fits = np.all(np.stack([ev.out.fits[rows[:, j]] for j, ev in enumerate(evs)], 1), axis=1)
     vpp = evs[0].batch.vpp[rows[:, 0]]
     memory = np.sum([ev.out.memory_total_bytes[rows[:, j]] for j, ev in enumerate(evs)], axis=0)
-    best = int(np.lexsort((memory, vpp, ~fits, ~near))[0])
-    return [int(i) for i in rows[best]]
+    return [int(i) for i in rows[_simplest(near, fits, vpp, memory)]]
 
 
 def predict_cases(
