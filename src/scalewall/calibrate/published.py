@@ -47,6 +47,7 @@ FITTED = (
     "overlap_compute_slowdown_frac",
     "tp_overlap_compute_slowdown_frac",
     "expert_alltoall_bw_efficiency",
+    "fp4_gemm_ceiling_ratio",
 )
 """Efficiency fields whose value only whole training steps determine."""
 CLOCK_REFERENCE = ("a100-sxm-80gb", "a100-sxm-40gb")

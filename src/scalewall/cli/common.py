@@ -118,7 +118,7 @@ ZeroOpt = Annotated[
 ]
 SequenceParallelOpt = Annotated[bool, typer.Option("--sequence-parallel/--no-sequence-parallel")]
 PrecisionOpt = Annotated[
-    str, typer.Option(help="bf16, fp16, fp8 (per-tensor), fp8-block or mxfp8.")
+    str, typer.Option(help="bf16, fp16, fp8 (per-tensor), fp8-block, mxfp8 or nvfp4.")
 ]
 CalibrationOpt = Annotated[
     Path | None,

@@ -67,6 +67,16 @@ class ComputeEfficiency:
     0.98 and GB200 0.99 (fifth-generation tensor cores run FP8 at the BF16 efficiency; Hopper's
     FP8 WGMMA loses more to operand staging); the lower figure is taken. Set by: the same FP8
     GEMM microbenchmarks."""
+    fp4_gemm_ceiling_ratio: float = 0.679
+    """NVFP4 GEMM rate over the FP4 peak, as a fraction of the BF16 ceiling's share of the BF16
+    peak (``gemm_max_frac x gemm_sustained_ratio x training_clock_frac``): 1 would be FP4 tensor
+    cores at the BF16 and FP8 efficiency, as fifth-generation tensor cores run FP8
+    (``fp8_gemm_ceiling_ratio_blackwell``). No NVFP4 GEMM microbenchmark was found, so the prior
+    centre was 1. Fitted: ``scalewall fit`` over the shipped runs files
+    (``calibrate/data/defaults.toml``): informed by the NVFP4 rows of the frontier file
+    (Megatron-Bridge 26.02, Llama 3 70B and 405B on GB200 and GB300, the only NVFP4 runs):
+    0.679 +- 0.041: the 2-3x FP4 peak buys 1.2-1.5x the MXFP8 throughput, as measured. No
+    microbenchmark backs the figure; it absorbs whatever NVFP4 costs beyond the counted casts."""
     fp8_block_scaling_gemm_slowdown_frac: float = 0.05
     """GEMM time lost to block-wise (1x128 / 128x128) scaling done in software on Hopper: the
     partial sums are promoted to FP32 and rescaled on CUDA cores every 128 elements of K
@@ -115,6 +125,14 @@ class LayerEfficiency:
     (X) and backward (dY); weights are cast once per step and cached across micro-batches
     (Transformer Engine ``is_first_microbatch``). Set by: counting Transformer Engine's cast
     kernels' reads and writes."""
+    fp4_cast_bytes_per_element: float = 3.125
+    """HBM bytes to quantize one BF16 GEMM operand element to NVFP4: read 2, write a row-wise
+    and a column-wise 4-bit copy (0.5 each) with one FP8 scale per 16 elements for each
+    (0.0625 each); the random Hadamard transform on the weight-gradient operands runs inside the
+    cast kernel (Transformer Engine NVFP4 quantization; NVIDIA, arXiv 2509.25149, Sec. 4: 16x16
+    transforms on the Wgrad inputs, 1x16 blocks, 16x16 blocks for weights). The per-tensor FP32
+    second-level scale needs an amax pass (``fp8_amax_bytes_per_element``). Set by: counting the
+    cast kernels' reads and writes."""
     fp8_amax_bytes_per_element: float = 2.0
     """Per-tensor scaling's extra pass over each cast tensor for its absolute maximum (current
     scaling, or delayed scaling's amax history update): one more BF16 read. Block-wise and MXFP8
@@ -301,6 +319,11 @@ class MemoryEfficiency:
     and a column-wise (transposed) FP8 copy, as the forward and the backward GEMMs read the
     weight in different layouts (Transformer Engine on Hopper and MXFP8). Set by: Transformer
     Engine's weight layouts, not fitted."""
+    fp4_weight_copy_bytes: float = 1.125
+    """HBM bytes per parameter for the NVFP4 weight copies kept beside the BF16 weights: a
+    row-wise and a column-wise 4-bit copy (0.5 each) with one FP8 scale per 16 elements each
+    (0.0625). Set by: the NVFP4 layout (E2M1 values, E4M3 scales per 16; arXiv 2509.25149),
+    not fitted."""
     memory_fit_margin_frac: float = 0.05
     """Uncertainty of the memory model as a fraction of usable HBM: a plan whose predicted memory
     lies within this of the limit, either way, is ``near_memory_limit``. The model's parts are

@@ -11,8 +11,8 @@ from numpy.typing import NDArray
 from scalewall.catalog.schema import ModelSpec
 from scalewall.plan.plan import (
     CP_MODES,
-    FP8_PRECISIONS,
     PRECISIONS,
+    QUANTIZED_PRECISIONS,
     RECOMPUTE_MODES,
     ParallelPlan,
     stage_layers,
@@ -27,15 +27,15 @@ PRECISION = {name: float(code) for code, name in enumerate(PRECISIONS)}
 """Code of each precision in ``PlanBatch.precision``."""
 CP_MODE = {name: float(code) for code, name in enumerate(CP_MODES)}
 """Code of each context-parallel mode in ``PlanBatch.cp_mode``."""
-FP8_CODES = tuple(PRECISION[name] for name in FP8_PRECISIONS)
-"""The precision codes whose linear layers run in FP8."""
+QUANTIZED_CODES = tuple(PRECISION[name] for name in QUANTIZED_PRECISIONS)
+"""The precision codes whose linear layers quantize their operands (FP8 and FP4 recipes)."""
 
 
-def is_fp8(precision: FloatArray) -> NDArray[np.bool_]:
-    """Rows whose precision code is one of the FP8 recipes."""
+def is_quantized(precision: FloatArray) -> NDArray[np.bool_]:
+    """Rows whose precision code is one of the FP8 or FP4 recipes."""
     # A comparison per code: np.isin costs tens of microseconds per call on a short batch.
-    result: NDArray[np.bool_] = np.asarray(precision) == FP8_CODES[0]
-    for code in FP8_CODES[1:]:
+    result: NDArray[np.bool_] = np.asarray(precision) == QUANTIZED_CODES[0]
+    for code in QUANTIZED_CODES[1:]:
         result = result | (precision == code)
     return result
 
@@ -59,7 +59,7 @@ class PlanBatch:
     zero: FloatArray
     sequence_parallel: FloatArray
     precision: FloatArray
-    """Code of the GEMM precision (``PRECISION``; ``is_fp8`` for the FP8 recipes)."""
+    """Code of the GEMM precision (``PRECISION``; ``is_quantized`` for the FP8 and FP4 recipes)."""
     cp_mode: FloatArray
     """Code of the context-parallel mode (``CP_MODE``)."""
     layers_first: FloatArray

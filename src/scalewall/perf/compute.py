@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from scalewall.catalog.schema import Accelerator
 from scalewall.perf.assumptions import Efficiency
-from scalewall.perf.batch import PRECISION, is_fp8
+from scalewall.perf.batch import PRECISION, is_quantized
 from scalewall.plan.plan import PRECISIONS
 
 FloatArray = NDArray[np.float64]
@@ -50,10 +50,12 @@ class Device:
 
     @classmethod
     def of(cls, acc: Accelerator, precision_code: FloatArray, eff: Efficiency) -> Device:
-        """``precision_code`` indexes PRECISIONS (bf16, fp16, fp8, fp8-block, mxfp8). FP8 falls
-        back to the BF16 peak on accelerators without FP8 tensor cores. Hardware microscaling
-        is taken to come with FP4 tensor cores (both arrived with Blackwell); elsewhere MXFP8
-        is scaled in software like ``fp8-block``; the same test picks the FP8 ceiling ratio."""
+        """``precision_code`` indexes PRECISIONS (bf16, fp16, fp8, fp8-block, mxfp8, nvfp4). FP8
+        and FP4 fall back to the BF16 peak on accelerators without such tensor cores (the plan
+        check refuses them first). Hardware microscaling is taken to come with FP4 tensor cores
+        (both arrived with Blackwell); elsewhere MXFP8 is scaled in software like ``fp8-block``;
+        the same test picks the FP8 ceiling ratio. NVFP4 runs at the FP4 peak times
+        ``fp4_gemm_ceiling_ratio``."""
         clock = acc.training_clock_frac
         has_fp8 = acc.peak_fp8_flop_per_s > 0
         hw_blocks = acc.peak_fp4_flop_per_s > 0
@@ -64,17 +66,24 @@ class Device:
         )
         fp8 = acc.peak_fp8_flop_per_s * ratio if has_fp8 else 0.0
         block = fp8 * (1.0 - eff.compute.fp8_block_scaling_gemm_slowdown_frac)
+        # The FP4 ratio may be one value per plan row (calibration draws): FP4 plans read it
+        # by row, every other precision from the per-precision table.
+        fp4_ratio = np.asarray(eff.compute.fp4_gemm_ceiling_ratio, dtype=np.float64)
         by_precision = {
             "bf16": acc.peak_bf16_flop_per_s,
             "fp16": acc.peak_fp16_flop_per_s,
             "fp8": fp8 or acc.peak_bf16_flop_per_s,
             "fp8-block": block or acc.peak_bf16_flop_per_s,
             "mxfp8": (fp8 if hw_blocks else block) or acc.peak_bf16_flop_per_s,
+            "nvfp4": acc.peak_fp4_flop_per_s or acc.peak_bf16_flop_per_s,
         }
         peaks = np.array([by_precision[name] for name in PRECISIONS])
         code = np.asarray(precision_code, dtype=np.float64)
+        peak = peaks[code.astype(np.intp)]
+        if acc.peak_fp4_flop_per_s > 0:
+            peak = np.where(code == PRECISION["nvfp4"], peak * fp4_ratio, peak)
         return cls(
-            peak_flop_per_s=peaks[code.astype(np.intp)],
+            peak_flop_per_s=peak,
             precision_code=code,
             peak_bf16_flop_per_s=acc.peak_bf16_flop_per_s,
             gemm_ceiling_frac=acc.gemm_max_frac * eff.compute.gemm_sustained_ratio * clock,
@@ -84,24 +93,34 @@ class Device:
             hbm_bytes_per_s=acc.hbm_bytes_per_s,
         )
 
-    def without_fp8(self) -> Device:
-        """The same device with FP8 plans' GEMMs back in BF16 (the output layer and the router
-        stay in BF16 under every FP8 recipe; DeepSeek-V3 Sec. 3.3.1)."""
+    def without_quantization(self) -> Device:
+        """The same device with quantized plans' GEMMs back in BF16 (the output layer and the
+        router stay in BF16 under every FP8 and FP4 recipe; DeepSeek-V3 Sec. 3.3.1, NVIDIA's
+        NVFP4 recipe)."""
         return replace(
             self,
-            peak_flop_per_s=np.where(self.fp8, self.peak_bf16_flop_per_s, self.peak_flop_per_s),
-            precision_code=np.where(self.fp8, PRECISION["bf16"], self.precision_code),
+            peak_flop_per_s=np.where(
+                self.quantized, self.peak_bf16_flop_per_s, self.peak_flop_per_s
+            ),
+            precision_code=np.where(self.quantized, PRECISION["bf16"], self.precision_code),
         )
 
     @cached_property
-    def fp8(self) -> NDArray[np.bool_]:
-        """Plans whose linear layers run in FP8."""
-        return is_fp8(self.precision_code)
+    def quantized(self) -> NDArray[np.bool_]:
+        """Plans whose linear layers run in FP8 or FP4."""
+        return is_quantized(self.precision_code)
+
+    @cached_property
+    def fp4(self) -> NDArray[np.bool_]:
+        """Plans whose linear layers run in NVFP4."""
+        result: NDArray[np.bool_] = self.precision_code == PRECISION["nvfp4"]
+        return result
 
     @property
     def operand_bytes(self) -> FloatArray:
-        """Bytes per GEMM operand element the kernels stream (1 in FP8, 2 otherwise)."""
-        return np.where(self.fp8, 1.0, 2.0)
+        """Bytes per GEMM operand element the kernels stream: 2 in BF16, 1 in FP8, half a byte
+        plus one FP8 scale per 16 elements in NVFP4."""
+        return np.where(self.fp4, 0.5 + 1.0 / 16.0, np.where(self.quantized, 1.0, 2.0))
 
 
 def tile_utilization(m: FloatArray, n: FloatArray, dev: Device, eff: Efficiency) -> FloatArray:

@@ -90,11 +90,13 @@ class LayerTimes:
 
 
 def cast_bytes(dev: Device, eff: Efficiency) -> FloatArray:
-    """HBM bytes per element cast to FP8: the cast, plus per-tensor scaling's amax pass."""
-    per_tensor = dev.precision_code == PRECISION["fp8"]
-    result: FloatArray = eff.layers.fp8_cast_bytes_per_element + np.where(
-        per_tensor, eff.layers.fp8_amax_bytes_per_element, 0.0
+    """HBM bytes per element cast to FP8 or FP4: the cast, plus the amax pass of per-tensor FP8
+    scaling and of NVFP4's per-tensor second-level scale."""
+    per_tensor = (dev.precision_code == PRECISION["fp8"]) | dev.fp4
+    cast = np.where(
+        dev.fp4, eff.layers.fp4_cast_bytes_per_element, eff.layers.fp8_cast_bytes_per_element
     )
+    result: FloatArray = cast + np.where(per_tensor, eff.layers.fp8_amax_bytes_per_element, 0.0)
     return result
 
 
@@ -140,21 +142,23 @@ def layer_times(
     if moe_layer:
         routed = moe.routed_expert_times(model, p, dev, eff, stack, tokens)
         experts = model.routed_experts * np.ones_like(tokens)
-        rf, rb = linear_time_s(norm_tokens, experts, hidden + zero, dev.without_fp8(), eff)
+        rf, rb = linear_time_s(norm_tokens, experts, hidden + zero, dev.without_quantization(), eff)
         fwd, bwd = fwd + routed.fwd + rf, bwd + routed.bwd + rb
         elem_bytes = elem_bytes + routed.elementwise_bytes
         cast = cast + routed.cast_elements
         imbalance = routed.imbalance
         routed_after = routed.fwd + memory_bound_time_s(
             routed.elementwise_bytes / 3.0
-            + np.where(dev.fp8, routed.cast_elements * cast_bytes(dev, eff) / 2.0, 0.0),
+            + np.where(dev.quantized, routed.cast_elements * cast_bytes(dev, eff) / 2.0, 0.0),
             dev,
             eff,
         )
         ep_f, ep_b = moe.expert_comm_times(model, cluster, p, eff, stack, tokens)
         etp_comm = moe.expert_tp_comm_time(model, cluster, p, eff, stack, tokens)
     elem = memory_bound_time_s(elem_bytes, dev, eff)
-    cast_time = np.where(dev.fp8, memory_bound_time_s(cast * cast_bytes(dev, eff), dev, eff), 0.0)
+    cast_time = np.where(
+        dev.quantized, memory_bound_time_s(cast * cast_bytes(dev, eff), dev, eff), 0.0
+    )
     fwd_compute = fwd + attn_f + elem / 3.0 + cast_time / 2.0
     bwd_compute = bwd + attn_b + elem * 2.0 / 3.0 + cast_time / 2.0
     # TP/SP: per layer two all-reduces (or reduce-scatter + all-gather pairs with SP) forward
@@ -481,7 +485,7 @@ def head_times(
     tokens = p.micro_batch * p.seq_len / p.cp
     vocab = model.vocab / p.tp
     one = np.ones_like(tokens)
-    f, b = linear_time_s(tokens, vocab * one, model.hidden * one, dev.without_fp8(), eff)
+    f, b = linear_time_s(tokens, vocab * one, model.hidden * one, dev.without_quantization(), eff)
     loss = memory_bound_time_s(tokens * vocab * stack.loss_bytes_per_logit, dev, eff)
     return f + loss / 3.0, b + loss * 2.0 / 3.0
 

@@ -16,7 +16,7 @@ from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.attention import (
     head_dims,
 )
-from scalewall.perf.batch import RECOMPUTE, PlanBatch, is_fp8
+from scalewall.perf.batch import PRECISION, RECOMPUTE, PlanBatch, is_quantized
 from scalewall.perf.compute import ACT_BYTES
 from scalewall.perf.data_parallel import shard_groups
 from scalewall.perf.layers import alternate_matmuls
@@ -149,16 +149,24 @@ def largest_layer_params(model: ModelSpec, p: PlanBatch) -> FloatArray:
     return result
 
 
-def weight_bytes_per_param(eff: Efficiency, stack: Stack, fp8: NDArray[np.bool_]) -> FloatArray:
+def weight_bytes_per_param(eff: Efficiency, stack: Stack, precision: FloatArray) -> FloatArray:
     """Bytes per parameter of the weights a rank keeps for its GEMMs (outside the optimizer).
 
     BF16 training weights (2), plus under FP8 a row-wise and a column-wise FP8 copy
-    (``Efficiency.memory.fp8_weight_copy_bytes``). A recipe whose FP8 weights are the only model
+    (``Efficiency.memory.fp8_weight_copy_bytes``), under NVFP4 the two 4-bit copies with their
+    block scales (``fp4_weight_copy_bytes``). A recipe whose FP8 weights are the only model
     weights (``Stack.fp8_primary_weights``: Megatron-Core ``--fp8-param-gather``, DeepSeek-V3's
     FP32 master weights cast straight to FP8) keeps no BF16 copy; its full-precision main
     weights are part of the optimizer state."""
-    training = np.where(fp8 & stack.fp8_primary_weights, 0.0, WEIGHT_BYTES)
-    result: FloatArray = training + np.where(fp8, eff.memory.fp8_weight_copy_bytes, 0.0)
+    quantized = is_quantized(precision)
+    fp4 = precision == PRECISION["nvfp4"]
+    training = np.where(quantized & ~fp4 & stack.fp8_primary_weights, 0.0, WEIGHT_BYTES)
+    copies = np.where(
+        fp4,
+        eff.memory.fp4_weight_copy_bytes,
+        np.where(quantized, eff.memory.fp8_weight_copy_bytes, 0.0),
+    )
+    result: FloatArray = training + copies
     return result
 
 
@@ -216,10 +224,10 @@ def memory_model(
     heap.for_batch(len(p))
     shard, _ = shard_groups(p, stack)
     expert_shard = p.tp * p.cp * p.dp / (p.ep * p.etp)
-    fp8 = is_fp8(p.precision)
+    fp8 = is_quantized(p.precision)
     acts = stage_activations(model, p, stack, fp8)
     tokens = p.micro_batch * p.seq_len / p.cp
-    weight_bytes = weight_bytes_per_param(eff, stack, fp8)
+    weight_bytes = weight_bytes_per_param(eff, stack, p.precision)
     gathered = np.where(
         p.zero >= 3,
         eff.memory.zero3_gathered_layers * largest_layer_params(model, p) * weight_bytes,

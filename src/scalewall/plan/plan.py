@@ -8,11 +8,18 @@ from scalewall.catalog.schema import Accelerator, ModelSpec
 from scalewall.errors import SpecError
 
 RECOMPUTE_MODES = ("none", "selective", "full")
-PRECISIONS = ("bf16", "fp16", "fp8", "fp8-block", "mxfp8")
+PRECISIONS = ("bf16", "fp16", "fp8", "fp8-block", "mxfp8", "nvfp4")
 """GEMM precision of the linear layers: ``fp8`` is FP8 with per-tensor scaling (Transformer
 Engine delayed/current scaling), ``fp8-block`` FP8 with 1x128 / 128x128 block scales in software
-(DeepSeek-V3), ``mxfp8`` the OCP microscaling format Blackwell tensor cores scale in hardware."""
+(DeepSeek-V3), ``mxfp8`` the OCP microscaling format Blackwell tensor cores scale in hardware,
+``nvfp4`` NVIDIA's 4-bit E2M1 format with an FP8 scale per 16 elements and a per-tensor FP32
+scale (Transformer Engine ``NVFP4BlockScaling``; NVIDIA, "Pretraining Large Language Models with
+NVFP4", arXiv 2509.25149), which Blackwell tensor cores scale in hardware. Codes are positions in
+this tuple: append, never reorder."""
 FP8_PRECISIONS = ("fp8", "fp8-block", "mxfp8")
+FP4_PRECISIONS = ("nvfp4",)
+QUANTIZED_PRECISIONS = FP8_PRECISIONS + FP4_PRECISIONS
+"""Precisions whose linear layers quantize their operands (FP8 or FP4 recipes)."""
 CP_MODES = ("ring", "a2a")
 
 
@@ -167,12 +174,19 @@ def _positive(name: str, value: int) -> None:
 
 
 def check_precision(accelerator: Accelerator, precision: str) -> None:
-    """Raise SpecError if ``precision`` needs FP8 tensor cores ``accelerator`` lacks."""
+    """Raise SpecError if ``precision`` needs FP8 or FP4 tensor cores ``accelerator`` lacks."""
     if precision in FP8_PRECISIONS and accelerator.peak_fp8_flop_per_s <= 0:
         raise SpecError(
             "precision",
             precision,
             f"the {accelerator.id} has no FP8 tensor cores: bf16 or fp16",
+        )
+    if precision in FP4_PRECISIONS and accelerator.peak_fp4_flop_per_s <= 0:
+        valid = "bf16, fp16, fp8, fp8-block or mxfp8"
+        if accelerator.peak_fp8_flop_per_s <= 0:
+            valid = "bf16 or fp16"
+        raise SpecError(
+            "precision", precision, f"the {accelerator.id} has no FP4 tensor cores: {valid}"
         )
 
 

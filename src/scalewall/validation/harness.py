@@ -39,7 +39,12 @@ NEAR_BEST_FRAC = 0.02
 """Plans within 2% of the fastest are treated as equally fast when filling null fields."""
 PER_REPLICA_BATCH_MULTIPLES = (1, 2, 4, 8)
 """Candidate per-replica batches (in units of pp micro-batches) when a source gives no batch."""
-FP8_RECIPES = {"per-tensor": "fp8", "blockwise": "fp8-block", "mxfp8": "mxfp8"}
+FP8_RECIPES = {
+    "per-tensor": "fp8",
+    "blockwise": "fp8-block",
+    "mxfp8": "mxfp8",
+    "nvfp4": "nvfp4",
+}
 """A case's ``training.fp8_recipe`` (an extension key) to the plan's precision."""
 FloatArray = NDArray[np.float64]
 CASE_ERRORS = (ValueError, KeyError, TypeError, ArithmeticError)

@@ -156,6 +156,90 @@ def test_fp8_vs_bf16_step_time_and_memory() -> None:
     assert 1.0 / 2.0 < fp8.step_time_s / bf16.step_time_s < 0.9
 
 
+def test_nvfp4_gemm_rate_cast_and_weight_bytes() -> None:
+    """NVFP4 on GB300: a compute-bound 16384^3 GEMM at the FP4 peak 15 PFLOP/s x the fitted
+    ceiling ratio against MXFP8 at 5 x 0.98: time ratio 5 x 0.98 / (15 x ratio). Its operands
+    stream at half a byte plus an FP8 scale per 16 elements. The cast of an operand element
+    costs 3.125 bytes (read 2, two 4-bit copies with their scales) plus the 2-byte amax pass of
+    the per-tensor second-level scale, against MXFP8's 4 (no amax). Weights keep the BF16 copy
+    (2 bytes) and two 4-bit copies with scales (1.125)."""
+    from scalewall.perf.layers import cast_bytes
+    from scalewall.perf.memory import weight_bytes_per_param
+
+    acc = catalog.accelerator("gb300")
+    codes = np.array([PRECISIONS.index(p) for p in ("mxfp8", "nvfp4")], float)
+    dev = Device.of(acc, codes, EFF)
+    big = np.full(2, 16384.0)
+    fwd, _ = linear_time_s(big, big, big, dev, EFF)
+    expected = (
+        acc.peak_fp8_flop_per_s
+        * 0.98
+        / (acc.peak_fp4_flop_per_s * EFF.compute.fp4_gemm_ceiling_ratio)
+    )
+    assert fwd[1] / fwd[0] == pytest.approx(expected, rel=0.01)
+    assert dev.operand_bytes.tolist() == [1.0, 0.5625]
+    assert cast_bytes(dev, EFF).tolist() == [4.0, 5.125]
+    weights = weight_bytes_per_param(EFF, preset("megatron-bridge"), codes)
+    assert weights.tolist() == [4.0, 3.125]
+
+
+def test_nvfp4_needs_fp4_tensor_cores() -> None:
+    """H100 has FP8 but no FP4 tensor cores: NVFP4 is refused in one line naming the valid
+    precisions; A100 has neither, so only bf16 and fp16 are offered."""
+    from scalewall.plan.plan import check_precision
+
+    with pytest.raises(SpecError, match="no FP4 tensor cores: bf16, fp16, fp8, fp8-block or mxfp8"):
+        check_precision(catalog.accelerator("h100-sxm-80gb"), "nvfp4")
+    with pytest.raises(SpecError, match="no FP4 tensor cores: bf16 or fp16"):
+        check_precision(catalog.accelerator("a100-sxm-80gb"), "nvfp4")
+    check_precision(catalog.accelerator("b300"), "nvfp4")
+
+
+def test_nvfp4_llama3_70b_speeds_up_less_than_its_gemms() -> None:
+    """Llama 3 70B on 64 GB200 (tp 2, pp 4, vpp 5, as Megatron-Bridge 26.02 ran it): NVFP4 is
+    faster than MXFP8, by less than the FP4 / FP8 GEMM rate ratio (attention, norms, casts,
+    communication and the BF16 head stay), and its weights take less memory."""
+    cluster = resolve_cluster(gpu="gb200", gpus=64)
+    plan = ParallelPlan(
+        tp=2,
+        pp=4,
+        dp=8,
+        vpp=5,
+        micro_batch=1,
+        global_batch=256,
+        seq_len=8192,
+        sequence_parallel=True,
+        precision="mxfp8",
+    )
+    mx = estimate("llama3-70b", cluster, plan, stack="megatron-bridge")
+    fp4 = estimate(
+        "llama3-70b", cluster, dataclasses.replace(plan, precision="nvfp4"), stack="megatron-bridge"
+    )
+    acc = catalog.accelerator("gb200")
+    gemm_ratio = (
+        acc.peak_fp4_flop_per_s
+        * EFF.compute.fp4_gemm_ceiling_ratio
+        / (acc.peak_fp8_flop_per_s * EFF.compute.fp8_gemm_ceiling_ratio_blackwell)
+    )
+    assert 1.0 / gemm_ratio < fp4.step_time_s / mx.step_time_s < 0.95
+    assert fp4.memory["weights"] < mx.memory["weights"]
+
+
+def test_b300_is_a_blackwell_ultra_board_part() -> None:
+    """B300 (HGX/DGX B300): B200's BF16 and FP8 peaks, 13.5 PFLOP/s dense FP4, 288 GB HBM3e;
+    its default system is the 8-GPU DGX B300 with one 800 Gb/s NIC per GPU."""
+    from scalewall.cluster import default_system
+
+    acc = catalog.accelerator("b300")
+    b200 = catalog.accelerator("b200")
+    assert acc.peak_bf16_flop_per_s == b200.peak_bf16_flop_per_s
+    assert acc.peak_fp8_flop_per_s == b200.peak_fp8_flop_per_s
+    assert acc.peak_fp4_flop_per_s == 13.5e15
+    assert acc.hbm_bytes == 288e9
+    system = default_system("b300")
+    assert (system.gpus_per_node, system.nic_bytes_per_s) == (8, 100e9)
+
+
 def test_full_iteration_graphs_pad_the_expert_buffers() -> None:
     """DeepSeek-V3, EP 64 on GB200 with forced balance (load 1.0): under full-iteration CUDA
     graphs Megatron-Bridge pads each rank's expert buffers to 1.5x the mean, so the routed
