@@ -19,11 +19,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from scalewall import catalog
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Efficiency
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import StepArrays, step_model
-from scalewall.plan.plan import ParallelPlan, default_stage_split, stage_layers, validate
+from scalewall.plan.plan import (
+    PRECISIONS,
+    ParallelPlan,
+    check_precision,
+    default_stage_split,
+    stage_layers,
+    validate,
+)
 from scalewall.plan.topology import Cluster
 from scalewall.units import GIB
 from scalewall.validation.runs import (
@@ -121,10 +129,27 @@ def _options(case: Case) -> dict[str, list[Any]]:
         opts["zero"] = [case.stack.zero_stage]
     else:
         opts["zero"] = [max(zero or 0, 1 if dist else 0)]
-    prec = training.get("precision") or "bf16"
-    opts["precision"] = [FP8_RECIPES.get(training.get("fp8_recipe") or "", prec)]
+    opts["precision"] = [_precision(case)]
     opts["first_stage_layers"], opts["last_stage_layers"] = [first], [last]
     return opts
+
+
+def _precision(case: Case) -> str:
+    """The plan precision of a case: its ``fp8_recipe`` where given, else its ``precision``;
+    a recipe or precision the model does not know, or one the accelerator has no tensor cores
+    for, is that case's error."""
+    training = case.training
+    recipe = training.get("fp8_recipe")
+    if recipe is not None and recipe not in FP8_RECIPES:
+        raise SpecError("training.fp8_recipe", recipe, f"one of {', '.join(FP8_RECIPES)}")
+    precision = FP8_RECIPES[recipe] if recipe else (training.get("precision") or "bf16")
+    if precision not in PRECISIONS:
+        raise SpecError("training.precision", precision, f"one of {', '.join(PRECISIONS)}")
+    try:
+        check_precision(catalog.accelerator(case.hardware["gpu"]), precision)
+    except SpecError as exc:
+        raise SpecError("training.precision", precision, exc.valid) from None
+    return str(precision)
 
 
 def _stage_split(case: Case, pp: int) -> tuple[int, int]:

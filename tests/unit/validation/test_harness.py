@@ -326,3 +326,36 @@ def test_a_transport_it_cannot_read_is_a_warning_and_the_default(tmp_path: Path)
     assert "carrier pigeon" in report.warnings[0].text
     by_id = {c.id: c.predicted for c in report.comparisons}
     assert by_id[case["id"]] == by_id["plain"]
+
+
+@pytest.mark.parametrize(
+    ("training", "message"),
+    [
+        (
+            {"precision": "nvfp4"},
+            "training.precision='nvfp4' is invalid; the a100-sxm-80gb has no FP4 tensor cores",
+        ),
+        (
+            {"precision": "fp8", "fp8_recipe": "nvfp4"},
+            "training.precision='nvfp4' is invalid; the a100-sxm-80gb has no FP4 tensor cores",
+        ),
+        ({"precision": "fp8"}, "the a100-sxm-80gb has no FP8 tensor cores: bf16 or fp16"),
+        (
+            {"precision": "fp8", "fp8_recipe": "fp4"},
+            "training.fp8_recipe='fp4' is invalid; one of per-tensor, blockwise, mxfp8, nvfp4",
+        ),
+        ({"precision": "int8"}, "training.precision='int8' is invalid; one of bf16"),
+    ],
+)
+def test_a_precision_the_accelerator_cannot_run_is_that_cases_error(
+    tmp_path: Path, training: dict[str, str], message: str
+) -> None:
+    """A run stated in NVFP4 or FP8 on an A100, or in a recipe the model does not know, is one
+    error line naming what would be valid, not a prediction at the BF16 rate."""
+    case = _dense()
+    case["training"] |= training
+    runs = read_runs_file(_write(tmp_path, [case, _moe()]))
+    report = validate_cases(runs.cases, read_errors=runs.errors)
+    assert {c.id for c in report.comparisons} == {_moe()["id"]}
+    (error,) = report.errors
+    assert message in error.text and "\n" not in error.text
