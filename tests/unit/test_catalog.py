@@ -60,3 +60,33 @@ def test_accelerator_aliases_resolve_and_never_collide() -> None:
     names = [catalog.normal_name(a) for e in catalog.accelerators().values() for a in e.aliases]
     assert len(names) == len(set(names))
     assert not set(names) & set(catalog.accelerators()) & set(catalog.systems())
+
+
+def test_b300_is_a_blackwell_ultra_board_part() -> None:
+    """B300 (HGX/DGX B300): B200's BF16 and FP8 peaks, 13.5 PFLOP/s dense FP4, 288 GB HBM3e;
+    its default system is the 8-GPU DGX B300 with one 800 Gb/s NIC per GPU."""
+    from scalewall.cluster import default_system
+
+    acc = catalog.accelerator("b300")
+    b200 = catalog.accelerator("b200")
+    assert acc.peak_bf16_flop_per_s == b200.peak_bf16_flop_per_s
+    assert acc.peak_fp8_flop_per_s == b200.peak_fp8_flop_per_s
+    assert acc.peak_fp4_flop_per_s == 13.5e15
+    assert acc.hbm_bytes == 288e9
+    system = default_system("b300")
+    assert (system.gpus_per_node, system.nic_bytes_per_s) == (8, 100e9)
+
+
+def test_gh200_runs_in_quad_nodes() -> None:
+    """GH200: H100's tensor peaks with 96 GB HBM3 at 4 TB/s; its default system is the quad
+    node (4 GPUs in one NVLink domain without NVSwitch reduction, one 200 Gb/s NIC each)."""
+    from scalewall.cluster import default_system
+
+    acc = catalog.accelerator("grace-hopper")
+    h100 = catalog.accelerator("h100")
+    assert acc.id == "gh200"
+    assert acc.peak_bf16_flop_per_s == h100.peak_bf16_flop_per_s
+    assert (acc.hbm_bytes, acc.hbm_bytes_per_s) == (96e9, 4e12)
+    system = default_system("gh200")
+    assert (system.gpus_per_node, system.scale_up_domain_gpus) == (4, 4)
+    assert system.nic_bytes_per_s == 25e9 and not system.scale_up_in_network_reduction

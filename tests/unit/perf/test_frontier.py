@@ -225,21 +225,6 @@ def test_nvfp4_llama3_70b_speeds_up_less_than_its_gemms() -> None:
     assert fp4.memory["weights"] < mx.memory["weights"]
 
 
-def test_b300_is_a_blackwell_ultra_board_part() -> None:
-    """B300 (HGX/DGX B300): B200's BF16 and FP8 peaks, 13.5 PFLOP/s dense FP4, 288 GB HBM3e;
-    its default system is the 8-GPU DGX B300 with one 800 Gb/s NIC per GPU."""
-    from scalewall.cluster import default_system
-
-    acc = catalog.accelerator("b300")
-    b200 = catalog.accelerator("b200")
-    assert acc.peak_bf16_flop_per_s == b200.peak_bf16_flop_per_s
-    assert acc.peak_fp8_flop_per_s == b200.peak_fp8_flop_per_s
-    assert acc.peak_fp4_flop_per_s == 13.5e15
-    assert acc.hbm_bytes == 288e9
-    system = default_system("b300")
-    assert (system.gpus_per_node, system.nic_bytes_per_s) == (8, 100e9)
-
-
 def test_full_iteration_graphs_pad_the_expert_buffers() -> None:
     """DeepSeek-V3, EP 64 on GB200 with forced balance (load 1.0): under full-iteration CUDA
     graphs Megatron-Bridge pads each rank's expert buffers to 1.5x the mean, so the routed
