@@ -153,13 +153,15 @@ def test_eager_pytorch_kernels_cost_what_torch_compile_saves() -> None:
         ("torchtitan-v0.2", "torchtitan-fsdp2"),
         ("deepspeed-0.14", "deepspeed-zero3"),
         ("llm-foundry-0.10", "llm-foundry"),
+        ("megatron-lm-v2.5", "megatron-lm-2021"),
+        ("megatron-lm-23.08", "megatron-lm-2021"),
     ],
 )
 def test_an_uncatalogued_release_runs_as_the_last_one_before_it(name: str, expected: str) -> None:
     assert preset(name).id == expected
 
 
-@pytest.mark.parametrize("name", ["nemo-24.01", "megatron-core-0.5", "megatron-lm-2020", "zero4"])
+@pytest.mark.parametrize("name", ["nemo-24.01", "megatron-core-0.5", "megatron-lm-2020", "megatron-lm-v1.1", "zero4"])
 def test_a_release_before_every_catalogued_one_is_an_error(name: str) -> None:
     with pytest.raises(SpecError, match="later release"):
         preset(name)
