@@ -161,7 +161,9 @@ def test_an_uncatalogued_release_runs_as_the_last_one_before_it(name: str, expec
     assert preset(name).id == expected
 
 
-@pytest.mark.parametrize("name", ["nemo-24.01", "megatron-core-0.5", "megatron-lm-2020", "megatron-lm-v1.1", "zero4"])
+@pytest.mark.parametrize(
+    "name", ["nemo-24.01", "megatron-core-0.5", "megatron-lm-2020", "megatron-lm-v1.1", "zero4"]
+)
 def test_a_release_before_every_catalogued_one_is_an_error(name: str) -> None:
     with pytest.raises(SpecError, match="later release"):
         preset(name)
