@@ -21,6 +21,10 @@ from scalewall.plan.plan import PRECISIONS
 
 FloatArray = NDArray[np.float64]
 
+NVFP4_OPERAND_BYTES = 0.5 + 1.0 / 16.0
+"""Bytes per NVFP4 GEMM operand element: a 4-bit E2M1 value and one 1-byte E4M3 scale per 16
+elements (NVIDIA, "Pretraining Large Language Models with NVFP4", arXiv 2509.25149, Sec. 2)."""
+
 ACT_BYTES = 2.0
 """Bytes per activation element: BF16/FP16 activations between kernels and across ranks."""
 
@@ -120,7 +124,7 @@ class Device:
     def operand_bytes(self) -> FloatArray:
         """Bytes per GEMM operand element the kernels stream: 2 in BF16, 1 in FP8, half a byte
         plus one FP8 scale per 16 elements in NVFP4."""
-        return np.where(self.fp4, 0.5 + 1.0 / 16.0, np.where(self.quantized, 1.0, 2.0))
+        return np.where(self.fp4, NVFP4_OPERAND_BYTES, np.where(self.quantized, 1.0, 2.0))
 
 
 def tile_utilization(m: FloatArray, n: FloatArray, dev: Device, eff: Efficiency) -> FloatArray:
