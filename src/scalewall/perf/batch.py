@@ -40,6 +40,12 @@ def is_quantized(precision: FloatArray) -> NDArray[np.bool_]:
     return result
 
 
+def is_fp4(precision: FloatArray) -> NDArray[np.bool_]:
+    """Rows whose precision code is NVFP4."""
+    result: NDArray[np.bool_] = np.asarray(precision) == PRECISION["nvfp4"]
+    return result
+
+
 @dataclass(frozen=True, kw_only=True)
 class PlanBatch:
     """One array per plan field (float64; categorical fields as codes), all of one length."""

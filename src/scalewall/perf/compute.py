@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from scalewall.catalog.schema import Accelerator
 from scalewall.perf.assumptions import Efficiency
-from scalewall.perf.batch import PRECISION, is_quantized
+from scalewall.perf.batch import PRECISION, is_fp4, is_quantized
 from scalewall.plan.plan import PRECISIONS
 
 FloatArray = NDArray[np.float64]
@@ -117,8 +117,7 @@ class Device:
     @cached_property
     def fp4(self) -> NDArray[np.bool_]:
         """Plans whose linear layers run in NVFP4."""
-        result: NDArray[np.bool_] = self.precision_code == PRECISION["nvfp4"]
-        return result
+        return is_fp4(self.precision_code)
 
     @property
     def operand_bytes(self) -> FloatArray:

@@ -16,7 +16,7 @@ from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.attention import (
     head_dims,
 )
-from scalewall.perf.batch import PRECISION, RECOMPUTE, PlanBatch, is_quantized
+from scalewall.perf.batch import RECOMPUTE, PlanBatch, is_fp4, is_quantized
 from scalewall.perf.compute import ACT_BYTES
 from scalewall.perf.data_parallel import shard_groups
 from scalewall.perf.layers import alternate_matmuls
@@ -159,7 +159,7 @@ def weight_bytes_per_param(eff: Efficiency, stack: Stack, precision: FloatArray)
     FP32 master weights cast straight to FP8) keeps no BF16 copy; its full-precision main
     weights are part of the optimizer state."""
     quantized = is_quantized(precision)
-    fp4 = precision == PRECISION["nvfp4"]
+    fp4 = is_fp4(precision)
     training = np.where(quantized & ~fp4 & stack.fp8_primary_weights, 0.0, WEIGHT_BYTES)
     copies = np.where(
         fp4,
@@ -224,8 +224,8 @@ def memory_model(
     heap.for_batch(len(p))
     shard, _ = shard_groups(p, stack)
     expert_shard = p.tp * p.cp * p.dp / (p.ep * p.etp)
-    fp8 = is_quantized(p.precision)
-    acts = stage_activations(model, p, stack, fp8)
+    quantized = is_quantized(p.precision)
+    acts = stage_activations(model, p, stack, quantized)
     tokens = p.micro_batch * p.seq_len / p.cp
     weight_bytes = weight_bytes_per_param(eff, stack, p.precision)
     gathered = np.where(
