@@ -52,7 +52,8 @@ def test_every_stack_names_its_source_and_its_framework_families_exist() -> None
 
 
 def test_aliases_and_spelling() -> None:
-    assert preset("Megatron-LM 2022").id == "megatron-lm-2021"
+    assert preset("Megatron-LM 2022").id == "megatron-lm-2022"
+    assert preset("Megatron-LM").id == "megatron-lm-2021"
     assert preset("megatron_bridge_26.02").id == "megatron-bridge"
     assert preset("FSDP").id == "pytorch-fsdp-full-shard"
     with pytest.raises(SpecError, match="megatron-core"):
@@ -154,7 +155,8 @@ def test_eager_pytorch_kernels_cost_what_torch_compile_saves() -> None:
         ("deepspeed-0.14", "deepspeed-zero3"),
         ("llm-foundry-0.10", "llm-foundry"),
         ("megatron-lm-v2.5", "megatron-lm-2021"),
-        ("megatron-lm-23.08", "megatron-lm-2021"),
+        ("megatron-lm-v3.0", "megatron-lm-2022"),
+        ("megatron-lm-23.08", "megatron-lm-2022"),
     ],
 )
 def test_an_uncatalogued_release_runs_as_the_last_one_before_it(name: str, expected: str) -> None:

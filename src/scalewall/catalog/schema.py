@@ -303,6 +303,10 @@ SELECTIVE_RECOMPUTE = ("attention", "alternate-matmuls")
 MOE_DISPATCHERS = ("alltoall", "flex")
 """``Stack.moe_token_dispatcher`` values: Megatron-Core ``moe_token_dispatcher_type``."""
 
+GRAD_ACCUMULATION = ("fused", "hook", "autograd", "deepspeed")
+"""``Stack.grad_accumulation`` values: how each micro-batch's weight gradients reach the
+gradient buffer the step reduces."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class Stack:
@@ -356,6 +360,20 @@ class Stack:
     grad_buckets: int = 8
     """Gradient buckets per step when reductions overlap the backward pass; the last bucket's
     reduction stays exposed (Megatron-Core default bucket 40M parameters)."""
+    grad_accumulation: str = "fused"
+    """How each micro-batch's weight gradients are added to the gradient buffer that the step
+    reduces; all but ``fused`` stream every parameter's gradient through HBM once more per
+    micro-batch, on the backward's critical path (``perf.data_parallel.grad_accumulation_bytes``).
+    ``fused``: the weight-gradient GEMM accumulates into the buffer in its epilogue
+    (Megatron-Core ``gradient_accumulation_fusion``, on by default, and Megatron-LM since it
+    gained ``--gradient-accumulation-fusion``), or the stack reduces each micro-batch's
+    gradients as they appear (PyTorch FSDP, DeepSpeed ZeRO-2/3, whose per-micro-batch
+    collectives are data-parallel communication). ``hook``: a backward hook adds the 16-bit
+    gradient into the buffer, ``main_grad.add_(grad)`` (Megatron-LM 2021 ``LocalDDP``).
+    ``autograd``: PyTorch accumulates into the 16-bit ``param.grad`` in place. ``deepspeed``:
+    DeepSpeed's engine under ZeRO stage 0/1 with pipeline parallelism: FP16 as ``autograd``;
+    BF16 through ``BF16_Optimizer.update_hp_grads``, which casts each micro-batch's BF16
+    gradient to FP32 and adds it into the FP32 buffer."""
     loss_bytes_per_logit: float = 12.0
     """HBM bytes per logit of the fused vocab-parallel cross-entropy, forward and backward
     (read bf16 logits, fp32 max/exp/sum passes, write the bf16 gradient)."""
@@ -492,6 +510,12 @@ class Stack:
                 "selective_recompute",
                 self.selective_recompute,
                 f"one of {', '.join(SELECTIVE_RECOMPUTE)}",
+            )
+        if self.grad_accumulation not in GRAD_ACCUMULATION:
+            raise SpecError(
+                "grad_accumulation",
+                self.grad_accumulation,
+                f"one of {', '.join(GRAD_ACCUMULATION)}",
             )
         if self.cuda_graphs not in CUDA_GRAPH_SCOPES:
             raise SpecError(

@@ -1,6 +1,7 @@
 """Data-parallel communication: bucketed gradient reduction and parameter gather (ZeRO 0-2)
 against the overlap window the pipeline schedule allows, ZeRO-3 / FSDP per-layer collectives,
-and the per-step synchronisation all-reduces."""
+the per-step synchronisation all-reduces, and the per-micro-batch gradient accumulation that
+fills the buffer they reduce."""
 
 from __future__ import annotations
 
@@ -12,11 +13,38 @@ from numpy.typing import NDArray
 
 from scalewall.perf import collectives as coll
 from scalewall.perf.assumptions import Efficiency, Stack
-from scalewall.perf.batch import PlanBatch
+from scalewall.perf.batch import PRECISION, PlanBatch
 from scalewall.perf.layers import distinct_rows, per_row_constants
 from scalewall.plan.topology import Cluster
 
 FloatArray = NDArray[np.float64]
+
+GRAD16_BYTES = 2.0
+"""Bytes of a 16-bit (BF16/FP16) weight gradient as the backward pass writes it."""
+FP32_BYTES = 4.0
+"""Bytes of an FP32 gradient element."""
+
+
+def grad_accumulation_bytes(stack: Stack, precision: FloatArray) -> FloatArray:
+    """HBM bytes per parameter per micro-batch that adding the micro-batch's weight gradients
+    into the gradient buffer moves outside the GEMMs (``Stack.grad_accumulation``), counted
+    from the kernels' reads and writes. ``fused``: none. ``hook``: read the 16-bit gradient,
+    read and write the buffer (``grad_reduce_bytes`` each; 2 + 2 x 4 = 10 with Megatron-LM
+    2021's FP32 buffer). ``autograd``: read both 16-bit addends, write the sum (6).
+    ``deepspeed``: FP16 runs as ``autograd``; BF16 (and FP8, whose optimizer is the BF16 one)
+    casts the gradient to an FP32 temporary (read 2, write 4) and adds it into the FP32 buffer
+    (read 4 + 4, write 4): 18."""
+    sixteen = 3.0 * GRAD16_BYTES
+    if stack.grad_accumulation == "hook":
+        value = GRAD16_BYTES + 2.0 * stack.grad_reduce_bytes
+    elif stack.grad_accumulation == "autograd":
+        value = sixteen
+    elif stack.grad_accumulation == "deepspeed":
+        bf16 = GRAD16_BYTES + 4.0 * FP32_BYTES
+        return np.where(precision == PRECISION["fp16"], sixteen, bf16)
+    else:
+        value = 0.0
+    return np.full_like(precision, value, dtype=np.float64)
 
 
 def dp_times(

@@ -30,6 +30,7 @@ from scalewall.perf.compute import (
 )
 from scalewall.perf.data_parallel import (
     dp_times,
+    grad_accumulation_bytes,
     per_layer_sharding,
     step_sync_s,
 )
@@ -57,6 +58,7 @@ BREAKDOWN_PARTS = (
     "ep_comm",
     "moe_imbalance",
     "host_overhead",
+    "grad_accumulation",
     "pp_comm",
     "pipeline_bubble",
     "dp_comm",
@@ -102,6 +104,15 @@ def step_model(
     times = distinct_layer_times(model, cluster, p, eff, stack)
     dense_lt, moe_lt = times.dense, times.moe
     sums = stage_sums(model, p, dense_lt, moe_lt)
+    params = stage_param_parts(model, p)
+    # Each micro-batch's weight gradients are added into the reduced buffer at the end of its
+    # backward (unless the GEMM accumulates in place): one pass over the stage's parameters.
+    acc_bytes = grad_accumulation_bytes(stack, p.precision)
+    for name, stage in sums.items():
+        acc = memory_bound_time_s((params[name][0] + params[name][1]) * acc_bytes, dev, eff)
+        stage["grad_accumulation"] = acc
+        stage["bwd"] = stage["bwd"] + acc
+        stage["total"] = stage["total"] + acc
     head_f, head_b = times.head
     last_f, last_b = sums["last"]["fwd"] + head_f, sums["last"]["bwd"] + head_b
     if times.mtp is not None:
@@ -116,7 +127,6 @@ def step_model(
 
     pp_comm = pipeline.p2p_s(model, cluster, p, eff, stack, micro_batches)
 
-    params = stage_param_parts(model, p)
     totals = {k: v[0] + v[1] for k, v in params.items()}
     use_first = totals["first"] >= np.where(single, 0.0, totals["last"])
     use_middle = (p.pp > 2) & (totals["middle"] > np.maximum(totals["first"], totals["last"]))
@@ -168,7 +178,15 @@ def step_model(
         return result
 
     layer_total = critical("total")
-    names = ("recompute", "tp_comm", "cp_comm", "ep_comm", "moe_imbalance", "host_overhead")
+    names = (
+        "recompute",
+        "tp_comm",
+        "cp_comm",
+        "ep_comm",
+        "moe_imbalance",
+        "host_overhead",
+        "grad_accumulation",
+    )
     breakdown = {k: steady * critical(k) / layer_total for k in names}
     breakdown["compute"] = steady - sum(breakdown.values(), np.zeros_like(steady))
     num_gpus = p.tp * p.pp * p.dp * p.cp

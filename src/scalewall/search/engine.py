@@ -55,6 +55,7 @@ PART_LABELS = {
     "ep_comm": "exposed expert all-to-all",
     "moe_imbalance": "expert load imbalance or padding",
     "host_overhead": "host-bound kernel issue",
+    "grad_accumulation": "per-micro-batch gradient accumulation",
     "pp_comm": "exposed pipeline sends",
     "pipeline_bubble": "pipeline bubble",
     "dp_comm": "exposed DP communication",
@@ -225,6 +226,8 @@ def _why(part: str, plan: ParallelPlan) -> str:
         "the expert GEMMs",
         "host_overhead": "the CPU issues kernels slower than the GPU runs them "
         "(small per-GPU work, many local experts; CUDA graphs remove it)",
+        "grad_accumulation": f"each of {m} micro-batches adds its weight gradients into the "
+        "reduced buffer in a pass of its own (the stack does not fuse it into the GEMM)",
         "pp_comm": f"activations sent between {plan.pp} stages for {m} micro-batches",
         "pipeline_bubble": f"{m} micro-batches per replica fill {plan.pp} stages "
         f"(vpp={plan.vpp}): bubble ~ (pp-1)/(vpp m)",

@@ -214,3 +214,57 @@ def test_per_layer_sharding_couples_every_data_parallel_rank() -> None:
     assert ranks(grad_op, "pytorch-fsdp-shard-grad-op") == 512
     assert ranks(grad_op, "deepspeed-zero2") == 1
     assert ranks(megatron, "megatron-core") == 8
+
+
+def _pipeline(stack: Stack, precision: str = "bf16", global_batch: int = 512) -> StepArrays:
+    from scalewall.perf.batch import PlanBatch
+    from scalewall.plan.plan import ParallelPlan
+
+    model = catalog.model("gpt3-175b")
+    plan = ParallelPlan(
+        tp=8,
+        pp=8,
+        dp=8,
+        micro_batch=1,
+        global_batch=global_batch,
+        seq_len=2048,
+        zero=1,
+        recompute="full",
+        sequence_parallel=False,
+        precision=precision,
+    )
+    batch = PlanBatch.from_plans(model, [plan])
+    cluster = resolve_cluster(None, gpu="a100-sxm-80gb", gpus=512)
+    return step.step_model(model, cluster, batch, Efficiency(), stack)
+
+
+def test_unfused_gradient_accumulation_costs_a_pass_per_micro_batch() -> None:
+    # A hook adding each micro-batch's 16-bit gradient into an FP32 buffer moves 2 + 4 + 4
+    # bytes per parameter: a pass over the stage's parameters once per micro-batch, in the
+    # backward and so in the pipeline bubble too.
+    fused = _pipeline(Stack())
+    hook = _pipeline(dataclasses.replace(Stack(), grad_accumulation="hook"))
+    part = float(hook.breakdown_s["grad_accumulation"][0])
+    assert float(fused.breakdown_s["grad_accumulation"][0]) == 0.0
+    assert part > 0.0
+    assert float(hook.step_time_s[0]) > float(fused.step_time_s[0]) + part
+    double = _pipeline(dataclasses.replace(Stack(), grad_accumulation="hook"), global_batch=1024)
+    assert float(double.breakdown_s["grad_accumulation"][0]) == pytest.approx(2.0 * part)
+
+
+def test_deepspeed_bf16_accumulation_is_three_times_the_fp16_one() -> None:
+    precision = np.array([0.0, 1.0])  # PRECISIONS: bf16, fp16
+    stack = dataclasses.replace(Stack(), grad_accumulation="deepspeed")
+    bf16, fp16 = data_parallel.grad_accumulation_bytes(stack, precision)
+    assert (bf16, fp16) == (18.0, 6.0)
+    autograd = dataclasses.replace(Stack(), grad_accumulation="autograd")
+    assert list(data_parallel.grad_accumulation_bytes(autograd, precision)) == [6.0, 6.0]
+    hook = dataclasses.replace(Stack(), grad_accumulation="hook", grad_reduce_bytes=2.0)
+    assert list(data_parallel.grad_accumulation_bytes(hook, precision)) == [6.0, 6.0]
+
+
+def test_an_unknown_accumulation_mode_is_refused() -> None:
+    from scalewall.errors import SpecError
+
+    with pytest.raises(SpecError, match="grad_accumulation"):
+        dataclasses.replace(Stack(), grad_accumulation="sometimes")
