@@ -90,3 +90,26 @@ def test_gh200_runs_in_quad_nodes() -> None:
     system = default_system("gh200")
     assert (system.gpus_per_node, system.scale_up_domain_gpus) == (4, 4)
     assert system.nic_bytes_per_s == 25e9 and not system.scale_up_in_network_reduction
+
+
+def test_v100_is_fp16_only() -> None:
+    """V100 (Volta): FP16 tensor cores only. A bf16 plan is refused in one line; an fp16 plan
+    runs, with MFU counted against the FP16 peak; its default system is the 16-GPU DGX-2."""
+    from scalewall.api import estimate
+    from scalewall.cluster import default_system
+    from scalewall.plan.plan import check_precision
+
+    acc = catalog.accelerator("Tesla V100")
+    assert (acc.peak_bf16_flop_per_s, acc.peak_16bit_flop_per_s) == (0.0, 125e12)
+    with pytest.raises(SpecError, match="no BF16 tensor cores: fp16"):
+        check_precision(acc, "bf16")
+    check_precision(acc, "fp16")
+    system = default_system("v100")
+    assert (system.gpus_per_node, system.scale_up_domain_gpus) == (16, 16)
+    from scalewall.cluster import resolve_cluster
+    from scalewall.plan.plan import ParallelPlan
+
+    plan = ParallelPlan(tp=4, pp=1, dp=16, micro_batch=4, global_batch=512, precision="fp16")
+    result = estimate("megatron-7.5b", resolve_cluster(None, gpu="v100", gpus=64), plan)
+    assert 0.0 < result.mfu < 1.0
+    assert result.mfu * 125e12 == pytest.approx(result.model_tflops_per_gpu * 1e12, rel=1e-6)

@@ -291,7 +291,7 @@ def metric_values(case: Case, cluster: Cluster, out: StepArrays, metric: str) ->
         tflops = out.hardware_tflops_per_gpu if hardware else out.model_tflops_per_gpu
         if metric == "tflops_per_gpu":
             return tflops
-        result: FloatArray = tflops * 1e12 / cluster.accelerator.peak_bf16_flop_per_s
+        result: FloatArray = tflops * 1e12 / cluster.accelerator.peak_16bit_flop_per_s
         return result
     values: FloatArray = getattr(out, metric)
     return values

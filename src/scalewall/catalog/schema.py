@@ -56,6 +56,12 @@ class Accelerator:
         """The capacity the memory model fits plans against: the driver's figure if known."""
         return self.hbm_usable_bytes or self.hbm_bytes
 
+    @property
+    def peak_16bit_flop_per_s(self) -> float:
+        """Dense 16-bit tensor peak, the denominator of MFU and HFU: BF16's, or FP16's on parts
+        without BF16 tensor cores (V100)."""
+        return max(self.peak_bf16_flop_per_s, self.peak_fp16_flop_per_s)
+
 
 @dataclass(frozen=True, kw_only=True)
 class System:

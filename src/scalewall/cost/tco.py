@@ -78,7 +78,7 @@ def throughput_from_mfu(
         raise SpecError("flop_per_token", flop_per_token, "must be > 0")
     if not 0.0 < mfu_frac <= 1.0:
         raise SpecError("mfu_frac", mfu_frac, "a fraction in (0, 1]")
-    peak = hw.accelerator.peak_bf16_flop_per_s * hw.gpus
+    peak = hw.accelerator.peak_16bit_flop_per_s * hw.gpus
     return Throughput(
         tokens_per_s=mfu_frac * peak / flop_per_token, mfu_frac=mfu_frac, goodput_frac=goodput_frac
     )
@@ -86,7 +86,7 @@ def throughput_from_mfu(
 
 def mfu_from_tokens(hw: ClusterHardware, flop_per_token: float, tokens_per_s: float) -> float:
     """MFU implied by a measured throughput: tokens/s x FLOP per token / (peak x N)."""
-    return tokens_per_s * flop_per_token / (hw.accelerator.peak_bf16_flop_per_s * hw.gpus)
+    return tokens_per_s * flop_per_token / (hw.accelerator.peak_16bit_flop_per_s * hw.gpus)
 
 
 def amortised_usd_per_s(capex_usd: float, lifetime_s: float, rate_per_s: float) -> float:
@@ -187,7 +187,7 @@ def tco(
     if throughput is not None:
         eff_tokens = throughput.effective_tokens_per_s
         if throughput.mfu_frac is not None:
-            peak = hw.accelerator.peak_bf16_flop_per_s
+            peak = hw.accelerator.peak_16bit_flop_per_s
             eff_flop = throughput.mfu_frac * peak * hw.gpus * throughput.goodput_frac
     return Tco(
         cluster=hw.name,

@@ -43,6 +43,8 @@ class Device:
     precision_code: FloatArray
     """Index into PRECISIONS of each plan."""
     peak_bf16_flop_per_s: float
+    """The 16-bit tensor peak (``Accelerator.peak_16bit_flop_per_s``: BF16's, FP16's on parts
+    without BF16), which attention and the unquantized layers run against."""
     gemm_ceiling_frac: float
     """Sustained GEMM fraction of the peak: microbenchmark ceiling x in-step ratio."""
     attention_frac: float
@@ -74,12 +76,12 @@ class Device:
         # by row, every other precision from the per-precision table.
         fp4_ratio = np.asarray(eff.compute.fp4_gemm_ceiling_ratio, dtype=np.float64)
         by_precision = {
-            "bf16": acc.peak_bf16_flop_per_s,
+            "bf16": acc.peak_bf16_flop_per_s or acc.peak_16bit_flop_per_s,
             "fp16": acc.peak_fp16_flop_per_s,
-            "fp8": fp8 or acc.peak_bf16_flop_per_s,
-            "fp8-block": block or acc.peak_bf16_flop_per_s,
-            "mxfp8": (fp8 if hw_blocks else block) or acc.peak_bf16_flop_per_s,
-            "nvfp4": acc.peak_fp4_flop_per_s or acc.peak_bf16_flop_per_s,
+            "fp8": fp8 or acc.peak_16bit_flop_per_s,
+            "fp8-block": block or acc.peak_16bit_flop_per_s,
+            "mxfp8": (fp8 if hw_blocks else block) or acc.peak_16bit_flop_per_s,
+            "nvfp4": acc.peak_fp4_flop_per_s or acc.peak_16bit_flop_per_s,
         }
         peaks = np.array([by_precision[name] for name in PRECISIONS])
         code = np.asarray(precision_code, dtype=np.float64)
@@ -89,7 +91,7 @@ class Device:
         return cls(
             peak_flop_per_s=peak,
             precision_code=code,
-            peak_bf16_flop_per_s=acc.peak_bf16_flop_per_s,
+            peak_bf16_flop_per_s=acc.peak_16bit_flop_per_s,
             gemm_ceiling_frac=acc.gemm_max_frac * eff.compute.gemm_sustained_ratio * clock,
             attention_frac=(acc.attention_frac or eff.compute.flash_attention_frac) * clock,
             clock_frac=clock,

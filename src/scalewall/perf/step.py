@@ -229,7 +229,7 @@ def step_model(
     hw_rate = model_rate + redone * tokens_step / step / num_gpus
     memory, total = memory_model(model, p, eff, stack, micro_batches)
     headroom = 1.0 - total / cluster.accelerator.hbm_capacity_bytes
-    peak = cluster.accelerator.peak_bf16_flop_per_s
+    peak = cluster.accelerator.peak_16bit_flop_per_s
     return StepArrays(
         step_time_s=step,
         tokens_per_s=tokens_step / step,

@@ -174,7 +174,12 @@ def _positive(name: str, value: int) -> None:
 
 
 def check_precision(accelerator: Accelerator, precision: str) -> None:
-    """Raise SpecError if ``precision`` needs FP8 or FP4 tensor cores ``accelerator`` lacks."""
+    """Raise SpecError if ``precision`` needs BF16, FP8 or FP4 tensor cores ``accelerator``
+    lacks."""
+    if precision == "bf16" and accelerator.peak_bf16_flop_per_s <= 0:
+        raise SpecError(
+            "precision", precision, f"the {accelerator.id} has no BF16 tensor cores: fp16"
+        )
     if precision in FP8_PRECISIONS and accelerator.peak_fp8_flop_per_s <= 0:
         raise SpecError(
             "precision",

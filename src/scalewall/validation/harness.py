@@ -404,7 +404,7 @@ def predict_cases(
 def predicted_metrics(pred: CasePrediction) -> dict[str, float]:
     """The prediction of every numeric metric the runs format documents."""
     case, row = pred.case, pred.row
-    peak_tflops = case_cluster(case.hardware).accelerator.peak_bf16_flop_per_s / 1e12
+    peak_tflops = case_cluster(case.hardware).accelerator.peak_16bit_flop_per_s / 1e12
     convention = case.published.get("tflops_convention", "model")
     tflops = row["hardware_tflops"] if convention == "hardware" else row["model_tflops"]
     out = {

@@ -103,17 +103,20 @@ SERIES = {
 }
 
 KEEPS_BASELINE = {
-    # Measured: held-out mean abs. log error, calibrated and baseline alike.
-    "megatron_sc21": "8.1%: the small runs have no pipeline but one of two stages; the large "
-    "pipeline runs are too fast in the model, which no constant fitted below 512 GPUs corrects",
-    "vtrain_multi": "7.4%: the baseline has no level bias on vTrain (-1.5% mean), its error is "
-    "scatter between plans",
-    "megascale": "3.2%: the baseline is within 4.2% at every size up to 1,024 GPUs",
-    "megatron_core_h100": "3.3%",
-    "korthikanti": "2.8%",
+    # Measured: held-out mean abs. log error, baseline (and calibrated where it differs).
+    "megatron_sc21": "3.7%: the small runs (no pipeline but one of two stages) are 3-6% slow "
+    "in the model and the large pipeline runs 0-5% fast, which no constant fitted below 512 "
+    "GPUs corrects",
+    "vtrain_multi": "7.4%: the baseline has no level bias on vTrain, its error is scatter "
+    "between plans",
+    "megascale": "3.9%: the baseline is within 4.8% at every size up to 1,024 GPUs",
+    "megatron_core_h100": "3.2%",
+    "korthikanti": "2.3%, calibrated 3.2%: the runs up to 280 GPUs move gemm_sustained_ratio "
+    "by more than its standard error, which the 512- and 2,240-GPU runs do not share",
 }
 """Series whose small runs lower no constant's validation error, so the calibration is the
-baseline and its error equals it: the criterion fails there, strictly."""
+baseline and its error equals it, or whose small runs move a constant the large ones do not
+share: the criterion fails there, strictly."""
 
 
 def refitted_baseline(group: str) -> tuple[Efficiency, dict[str, float]]:
@@ -162,7 +165,9 @@ def test_held_out_error_stays_near_the_baseline(result: tuple[str, HoldOut]) -> 
     [
         pytest.param(
             g,
-            marks=pytest.mark.xfail(strict=True, reason=f"calibration keeps the baseline: {why}"),
+            marks=pytest.mark.xfail(
+                strict=True, reason=f"calibration does not beat the baseline: {why}"
+            ),
         )
         if (why := KEEPS_BASELINE.get(g))
         else g

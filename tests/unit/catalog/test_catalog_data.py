@@ -220,7 +220,9 @@ def test_sources_name_real_fields_and_every_source_has_a_year() -> None:
 def test_accelerator_figures_are_plausible() -> None:
     for acc in catalog.entries("accelerators").values():
         assert 0.0 < acc.gemm_max_frac <= 1.0, acc.id
-        assert acc.peak_fp16_flop_per_s >= acc.peak_bf16_flop_per_s > 0, acc.id
+        # BF16 may be missing (V100: FP16 tensor cores only), never both.
+        assert acc.peak_fp16_flop_per_s >= acc.peak_bf16_flop_per_s >= 0, acc.id
+        assert acc.peak_16bit_flop_per_s > 0, acc.id
         assert acc.peak_fp4_flop_per_s == 0 or acc.peak_fp4_flop_per_s > acc.peak_fp8_flop_per_s
         # Scale-up per direction is below HBM bandwidth on every part listed.
         assert acc.scale_up_bytes_per_s < acc.hbm_bytes_per_s, acc.id
