@@ -169,3 +169,14 @@ def test_an_uncatalogued_release_runs_as_the_last_one_before_it(name: str, expec
 def test_a_release_before_every_catalogued_one_is_an_error(name: str) -> None:
     with pytest.raises(SpecError, match="later release"):
         preset(name)
+
+
+def test_gradient_accumulation_by_framework() -> None:
+    # Fused into the weight-gradient GEMM where the framework does it; a pass of its own where
+    # a hook, autograd or DeepSpeed's BF16 optimizer adds each micro-batch's gradients.
+    assert preset("megatron-core").grad_accumulation == "fused"
+    assert preset("megatron-lm-2022").grad_accumulation == "fused"
+    assert preset("megatron-lm-2021").grad_accumulation == "hook"
+    assert preset("nanotron").grad_accumulation == "hook"
+    assert preset("gpt-neox").id == "megatron-deepspeed"
+    assert preset("megatron-deepspeed").grad_accumulation == "deepspeed"
