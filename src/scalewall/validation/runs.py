@@ -202,6 +202,13 @@ def deepspeed_pipeline_runs_path() -> Path:
     )
 
 
+def fsdp_a100_runs_path() -> Path:
+    """LLM Foundry's A100 tables (80 GB on 8-64 GPUs, 40 GB on 8-128 GPUs, PyTorch FSDP), out of
+    sample: the shipped LLM Foundry group is its H100 table, and the file is not among
+    ``shipped_runs_paths``; ``tests/validation/test_fsdp_a100_runs.py`` holds the bounds."""
+    return Path(str(resources.files("scalewall.validation") / "data" / "fsdp_a100_runs.json"))
+
+
 def shipped_runs_paths() -> tuple[Path, ...]:
     """Every ``scalewall-runs/1`` file shipped in the package, in the order they are read."""
     return (default_runs_path(), frontier_runs_path(), scaling_runs_path(), fsdp_runs_path())
