@@ -50,8 +50,7 @@ from scalewall.workload import counts
 FloatArray = NDArray[np.float64]
 
 
-BREAKDOWN_PARTS = (
-    "compute",
+LAYER_PARTS = (
     "recompute",
     "tp_comm",
     "cp_comm",
@@ -59,6 +58,13 @@ BREAKDOWN_PARTS = (
     "moe_imbalance",
     "host_overhead",
     "grad_accumulation",
+)
+"""Parts of the critical stage's per-micro-batch time: the steady state is split among them in
+proportion to that stage's layers (compute is what they leave)."""
+
+BREAKDOWN_PARTS = (
+    "compute",
+    *LAYER_PARTS,
     "pp_comm",
     "pipeline_bubble",
     "dp_comm",
@@ -178,16 +184,7 @@ def step_model(
         return result
 
     layer_total = critical("total")
-    names = (
-        "recompute",
-        "tp_comm",
-        "cp_comm",
-        "ep_comm",
-        "moe_imbalance",
-        "host_overhead",
-        "grad_accumulation",
-    )
-    breakdown = {k: steady * critical(k) / layer_total for k in names}
+    breakdown = {k: steady * critical(k) / layer_total for k in LAYER_PARTS}
     breakdown["compute"] = steady - sum(breakdown.values(), np.zeros_like(steady))
     num_gpus = p.tp * p.pp * p.dp * p.cp
     covered = breakdown["compute"] + breakdown["recompute"]
