@@ -31,9 +31,9 @@ def grad_accumulation_bytes(stack: Stack, precision: FloatArray) -> FloatArray:
     from the kernels' reads and writes. ``fused``: none. ``hook``: read the 16-bit gradient,
     read and write the buffer (``grad_reduce_bytes`` each; 2 + 2 x 4 = 10 with Megatron-LM
     2021's FP32 buffer). ``autograd``: read both 16-bit addends, write the sum (6).
-    ``deepspeed``: FP16 runs as ``autograd``; BF16 (and FP8, whose optimizer is the BF16 one)
-    casts the gradient to an FP32 temporary (read 2, write 4) and adds it into the FP32 buffer
-    (read 4 + 4, write 4): 18."""
+    ``deepspeed``: FP16 runs as ``autograd``; every other precision takes the BF16 optimizer's
+    path, which casts the gradient to an FP32 temporary (read 2, write 4) and adds it into the
+    FP32 buffer (read 4 + 4, write 4): 18."""
     sixteen = 3.0 * GRAD16_BYTES
     if stack.grad_accumulation == "hook":
         value = GRAD16_BYTES + 2.0 * stack.grad_reduce_bytes

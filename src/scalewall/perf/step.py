@@ -114,8 +114,13 @@ def step_model(
     # Each micro-batch's weight gradients are added into the reduced buffer at the end of its
     # backward (unless the GEMM accumulates in place): one pass over the stage's parameters.
     acc_bytes = grad_accumulation_bytes(stack, p.precision)
+    fused = stack.grad_accumulation == "fused"
     for name, stage in sums.items():
-        acc = memory_bound_time_s((params[name][0] + params[name][1]) * acc_bytes, dev, eff)
+        acc = (
+            np.zeros_like(micro_batches)
+            if fused
+            else memory_bound_time_s((params[name][0] + params[name][1]) * acc_bytes, dev, eff)
+        )
         stage["grad_accumulation"] = acc
         stage["bwd"] = stage["bwd"] + acc
         stage["total"] = stage["total"] + acc

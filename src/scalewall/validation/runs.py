@@ -159,27 +159,32 @@ class Case:
         return self.id.rsplit("_", 1)[0]
 
 
+def _data_path(name: str) -> Path:
+    """A runs file shipped in the package's ``validation/data`` folder."""
+    return Path(str(resources.files("scalewall.validation") / "data" / name))
+
+
 def default_runs_path() -> Path:
     """The copy of the published runs shipped in the package."""
-    return Path(str(resources.files("scalewall.validation") / "data" / "published_runs.json"))
+    return _data_path("published_runs.json")
 
 
 def scaling_runs_path() -> Path:
     """Published scaling series (one model and plan over many cluster sizes) shipped in the
     package."""
-    return Path(str(resources.files("scalewall.validation") / "data" / "scaling_runs.json"))
+    return _data_path("scaling_runs.json")
 
 
 def fsdp_runs_path() -> Path:
     """Published PyTorch FSDP runs (MosaicML LLM Foundry's H100 table) shipped in the package."""
-    return Path(str(resources.files("scalewall.validation") / "data" / "fsdp_runs.json"))
+    return _data_path("fsdp_runs.json")
 
 
 def torchtitan_runs_path() -> Path:
     """torchtitan's FSDP weak-scaling pair (8 and 128 H100), a scaling check only: the runs
     used 96 GB H100 at a 500 W power limit, which the catalog does not hold, so the file is not
     among ``shipped_runs_paths`` (validate, fit and the memory test)."""
-    return Path(str(resources.files("scalewall.validation") / "data" / "torchtitan_runs.json"))
+    return _data_path("torchtitan_runs.json")
 
 
 def gpt_oss_runs_path() -> Path:
@@ -188,7 +193,7 @@ def gpt_oss_runs_path() -> Path:
     hand explains, so the file is not among ``shipped_runs_paths`` (a fit on it would bend the
     shared constants to a missing mechanism); ``tests/validation/test_gpt_oss_runs.py`` holds
     the gap as an expected failure."""
-    return Path(str(resources.files("scalewall.validation") / "data" / "gpt_oss_runs.json"))
+    return _data_path("gpt_oss_runs.json")
 
 
 def deepspeed_pipeline_runs_path() -> Path:
@@ -197,16 +202,14 @@ def deepspeed_pipeline_runs_path() -> Path:
     fitted to them and the file is not among ``shipped_runs_paths``; the step model predicts
     them 9-25% too fast; ``tests/validation/test_deepspeed_pipeline_runs.py`` holds the
     bounds."""
-    return Path(
-        str(resources.files("scalewall.validation") / "data" / "deepspeed_pipeline_runs.json")
-    )
+    return _data_path("deepspeed_pipeline_runs.json")
 
 
 def fsdp_a100_runs_path() -> Path:
     """LLM Foundry's A100 tables (80 GB on 8-64 GPUs, 40 GB on 8-128 GPUs, PyTorch FSDP), out of
     sample: the shipped LLM Foundry group is its H100 table, and the file is not among
     ``shipped_runs_paths``; ``tests/validation/test_fsdp_a100_runs.py`` holds the bounds."""
-    return Path(str(resources.files("scalewall.validation") / "data" / "fsdp_a100_runs.json"))
+    return _data_path("fsdp_a100_runs.json")
 
 
 def shipped_runs_paths() -> tuple[Path, ...]:
@@ -216,7 +219,7 @@ def shipped_runs_paths() -> tuple[Path, ...]:
 
 def frontier_runs_path() -> Path:
     """Published mixture-of-experts, FP8 and Blackwell runs shipped in the package."""
-    return Path(str(resources.files("scalewall.validation") / "data" / "frontier_runs.json"))
+    return _data_path("frontier_runs.json")
 
 
 def case_stack(value: Any, where: str = "") -> Stack:
