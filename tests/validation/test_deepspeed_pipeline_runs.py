@@ -1,7 +1,7 @@
 """Megatron-DeepSpeed runs with DeepSpeed's pipeline engine on A100 (BLOOM 176B and its topology
 search, MT-NLG 530B), out of sample: no constant was fitted to them. Every run is laid out and
 fits in memory with its stated plan; the training iterations are within 20%, and MT-NLG's per-GPU
-scaling from 2,240 to 3,360 GPUs within 5 points. The model is too fast on all of them (9-25%)."""
+scaling from 2,240 to 3,360 GPUs within 5 points. The model is too fast on all of them (9-18%)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,18 @@ def test_training_iterations_within_twenty_percent(
 def test_topology_search_mape(predictions: dict[str, CasePrediction]) -> None:
     errors = [abs(_error(p)) for k, p in predictions.items() if k.startswith("bloom_trial")]
     assert len(errors) == 17
-    assert float(np.mean(errors)) <= 0.15, errors
+    assert float(np.mean(errors)) <= 0.125, errors
+
+
+def test_shapes_without_the_fused_softmax_fall_in_line(
+    predictions: dict[str, CasePrediction],
+) -> None:
+    # Hidden 13312, 82 layers, TP4 PP12 MBS2: 104 heads (26 per GPU, 52 score rows per block
+    # call, not a multiple of the swapped rule's 8) measured 123.71 s against 104.45 s with 64
+    # heads; with the PyTorch softmax chain counted the two errors lie within 2 points.
+    slow = _error(predictions["bloom_trial_L82_h13312_a104_dp8_tp4_pp12_mbs2"])
+    fused = _error(predictions["bloom_trial_L82_h13312_a64_dp8_tp4_pp12_mbs2"])
+    assert abs(slow - fused) <= 0.02, (slow, fused)
 
 
 def test_mtnlg_per_gpu_scaling(predictions: dict[str, CasePrediction]) -> None:

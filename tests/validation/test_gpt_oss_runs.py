@@ -30,7 +30,7 @@ def test_every_row_is_predicted_and_fits(predictions: list[CasePrediction]) -> N
 
 @pytest.mark.xfail(
     strict=True,
-    reason="predicted 3-94% too fast (MAPE 36.0%; B200 at EP 8 +94%, GB200 26.02 +60%): "
+    reason="predicted 2-92% too fast (MAPE 34.6%; B200 at EP 8 +92%, GB200 26.02 +58%): "
     "no sourced mechanism explains it yet",
 )
 def test_every_row_within_the_moe_bound(predictions: list[CasePrediction]) -> None:

@@ -309,6 +309,10 @@ SELECTIVE_RECOMPUTE = ("attention", "alternate-matmuls")
 MOE_DISPATCHERS = ("alltoall", "flex")
 """``Stack.moe_token_dispatcher`` values: Megatron-Core ``moe_token_dispatcher_type``."""
 
+SOFTMAX_FUSION = ("always", "megatron", "heads-as-keys")
+"""``Stack.softmax_fusion`` values: when the unfused attention core's fused scale-mask-softmax
+kernel runs, and when it falls back to PyTorch's operator chain."""
+
 GRAD_ACCUMULATION = ("fused", "hook", "autograd", "deepspeed")
 """``Stack.grad_accumulation`` values: how each micro-batch's weight gradients reach the
 gradient buffer the step reduces."""
@@ -341,6 +345,22 @@ class Stack:
     """Pipeline sends/receives overlapped with compute."""
     flash_attention: bool = True
     """Fused attention (FlashAttention / cuDNN); False: unfused QK^T, softmax, dropout, AV."""
+    softmax_fusion: str = "always"
+    """When the unfused attention core (``flash_attention`` False) runs Megatron's fused
+    scale-mask-softmax kernel; otherwise the scale, mask, softmax and casts run as separate
+    PyTorch kernels (``FusedScaleMaskSoftmax.forward_torch_softmax``), at
+    ``Efficiency.attention.softmax_fallback_bytes_per_score_fwd``/``_bwd`` more HBM traffic.
+    ``always``: every shape runs fused. ``megatron``: Megatron-LM's checks (2021's
+    ``custom_kernel_constraint``, ``is_kernel_available`` since PR #133, Aug 2021): 16 < keys <=
+    ``softmax_fusion_max_keys``, queries divisible by 4, micro-batch x heads per GPU divisible
+    by 4 and by the kernel's batches per block (causal; 4 beyond 128 keys, so the same rule
+    for training lengths). ``heads-as-keys``: the same checks in the BigScience
+    Megatron-DeepSpeed fork between its PR #151 (Oct 2021) and PR #260 (Mar 2022), whose
+    ``get_batch_per_block`` swapped its arguments, so the batches per block came from the heads
+    per GPU in place of the key length."""
+    softmax_fusion_max_keys: int = 2048
+    """Longest key sequence the fused scale-mask-softmax kernel takes under ``softmax_fusion``
+    ``megatron`` or ``heads-as-keys``: 2048 in Megatron-LM PR #133 (2021), 4096 later."""
     attention_kernel_frac: float = 0.0
     """Fraction of the BF16 peak the stack's fused attention reaches, forward and backward
     together, at the sustained clock. 0: the accelerator's catalog figure (FlashAttention-2
@@ -516,6 +536,16 @@ class Stack:
                 "selective_recompute",
                 self.selective_recompute,
                 f"one of {', '.join(SELECTIVE_RECOMPUTE)}",
+            )
+        if self.softmax_fusion not in SOFTMAX_FUSION:
+            raise SpecError(
+                "softmax_fusion",
+                self.softmax_fusion,
+                f"one of {', '.join(SOFTMAX_FUSION)}",
+            )
+        if self.softmax_fusion_max_keys <= 16:
+            raise SpecError(
+                "softmax_fusion_max_keys", self.softmax_fusion_max_keys, "an integer above 16"
             )
         if self.grad_accumulation not in GRAD_ACCUMULATION:
             raise SpecError(

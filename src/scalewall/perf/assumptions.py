@@ -99,9 +99,37 @@ class AttentionEfficiency:
     = 240 fits all six within 1.5%. The accelerator's and the stack's attention fractions are the
     long-sequence rates; ring context parallelism runs the kernel on s / cp keys per step, which
     is where this matters. Set by: the FlashAttention-3 benchmark above."""
+    attention_half_head_dim: float = 56.0
+    """Head width at which a fused attention kernel runs at half the rate of infinitely wide
+    heads: per score the tensor cores do 2 (d_qk + d_v) FLOPs while the softmax's exponential,
+    max and rescale run on the much slower special-function and CUDA cores at a cost that does
+    not grow with the head, so the rate scales as d / (d + d_half) (Shah et al. 2024,
+    FlashAttention-3, Sec. 3.1 on the exponential's throughput). FlashAttention-3's forward on
+    H100 (arXiv 2407.08608, Fig. 5, BF16, non-causal, 16K tokens) reaches 497 TFLOP/s at head
+    dim 64 and 648 at 128: d_half = 56. The accelerator's and the stack's attention fractions are
+    quoted at ``attention_reference_head_dim``; other widths scale by the ratio of the two rates
+    (head dim 64: 0.77; MLA's 192 + 128: 1.07). Set by: the FlashAttention-3 figures above."""
+    attention_reference_head_dim: float = 128.0
+    """Head width the attention fractions (``Accelerator.attention_frac``,
+    ``Stack.attention_kernel_frac``) are quoted at: the FlashAttention-2 and -3 papers' headline
+    figures are head dim 128. Set by: those papers' figures."""
     unfused_attention_bytes_per_score: float = 6.0
     """HBM bytes per attention score in the unfused forward chain without dropout: write QK^T (2),
     fused scale-mask-softmax read and write (4). Set by: counting the kernels' reads and writes."""
+    softmax_fallback_bytes_per_score_fwd: float = 33.0
+    """Extra HBM bytes per attention score in the forward when the fused scale-mask-softmax
+    kernel is unavailable (``Stack.softmax_fusion``): Megatron's ``forward_torch_softmax`` casts
+    the 16-bit scores to FP32 (read 2, write 4), scales them (read 4, write 4), masks them in
+    place (read 4, write 4, the boolean mask 1), runs ``torch.nn.Softmax`` (read 4, write 4) and
+    casts back (read 4, write 2): 37 bytes, less the fused kernel's 4 (read 2, write 2). FP32
+    softmax as Megatron runs it whenever the scores are scaled (its constructor asserts it).
+    Set by: counting the kernels' reads and writes."""
+    softmax_fallback_bytes_per_score_bwd: float = 35.0
+    """Extra bytes per score in the backward of that chain: autograd through the cast back
+    (read 2, write 4), the softmax (read the gradient and the output 4 each, write 4), the mask
+    (read 4, write 4, mask 1), the scale (read 4, write 4) and the cast (read 4, write 2): 41
+    bytes, less the fused backward's 6 (read the gradient and the probabilities, write 2 each).
+    Set by: counting the kernels' reads and writes."""
     attention_dropout_bytes_per_score: float = 5.0
     """Extra bytes per score when attention dropout runs: read, write and a 1-byte mask. Set by:
     counting the kernels' reads and writes."""

@@ -31,6 +31,14 @@ def head_dims(model: ModelSpec) -> tuple[float, float]:
     return d, d
 
 
+def head_width_factor(head_dim: float, eff: Efficiency) -> float:
+    """A fused kernel's rate at head width ``head_dim`` over its rate at the width its
+    fractions are quoted at: d / (d + d_half) against the reference width's."""
+    half = eff.attention.attention_half_head_dim
+    ref = eff.attention.attention_reference_head_dim
+    return (head_dim / (head_dim + half)) / (ref / (ref + half))
+
+
 def keys_per_query(seq_len: FloatArray, window: int) -> FloatArray:
     """Mean keys a causal query attends to: s/2, or w (1 - w / 2s) under a sliding window
     w < s (the first w queries see fewer than w keys); ``window`` 0 is full attention."""
@@ -76,6 +84,7 @@ def _attention_times(
         if window:
             keys = np.minimum(keys, float(window))
         rate = frac * keys / (keys + eff.attention.attention_half_tokens)
+        rate = rate * head_width_factor(0.5 * (d_qk + d_v), eff)
         forward = flop / (dev.peak_bf16_flop_per_s * rate)
         return forward, 2.5 * forward, np.zeros_like(forward)
     # Unfused (Megatron 2021-22): QK^T and AV as batched GEMMs over the full s x s square, then
@@ -91,9 +100,45 @@ def _attention_times(
     per_score = eff.attention.unfused_attention_bytes_per_score + (
         eff.attention.attention_dropout_bytes_per_score if model.dropout else 0.0
     )
-    elementwise = memory_bound_time_s(scores * per_score, dev, eff)
-    forward = qk + av + elementwise
-    return forward, 2.0 * forward, forward
+    fused = softmax_fused(stack, p.micro_batch, heads, s, span)
+    extra_f = np.where(fused, 0.0, eff.attention.softmax_fallback_bytes_per_score_fwd)
+    extra_b = np.where(fused, 0.0, eff.attention.softmax_fallback_bytes_per_score_bwd)
+    gemms = qk + av
+    forward = gemms + memory_bound_time_s(scores * (per_score + extra_f), dev, eff)
+    backward = 2.0 * gemms + memory_bound_time_s(scores * (2.0 * per_score + extra_b), dev, eff)
+    return forward, backward, forward
+
+
+def batches_per_block(keys: FloatArray) -> FloatArray:
+    """Rows of the score matrix one 128-thread block of Megatron's scaled masked softmax
+    kernel takes, by the key length it is given (``get_batch_per_block`` in
+    ``megatron/fused_kernels/scaled_masked_softmax.h``): warps of min(2^ceil(log2 k), 32)
+    threads, two rows per warp up to 128 keys and one beyond."""
+    pow2 = 2.0 ** np.ceil(np.log2(np.maximum(keys, 1.0)))
+    warp = np.minimum(pow2, 32.0)
+    result: FloatArray = (128.0 / warp) * np.where(pow2 <= 128.0, 2.0, 1.0)
+    return result
+
+
+def softmax_fused(
+    stack: Stack, micro_batch: FloatArray, heads: FloatArray, queries: FloatArray, keys: Any
+) -> NDArray[np.bool_]:
+    """Whether the unfused attention core runs the fused causal scale-mask-softmax kernel
+    (``Stack.softmax_fusion``): Megatron's ``is_kernel_available`` on the [b, np, sq, sk] scores
+    of one GPU."""
+    keys = np.broadcast_to(np.asarray(keys, dtype=np.float64), np.shape(queries))
+    if stack.softmax_fusion == "always":
+        return np.ones(np.shape(queries), dtype=np.bool_)
+    batches = micro_batch * heads
+    block_of = heads if stack.softmax_fusion == "heads-as-keys" else keys
+    ok: NDArray[np.bool_] = (
+        (keys > 16.0)
+        & (keys <= stack.softmax_fusion_max_keys)
+        & (np.mod(queries, 4.0) == 0.0)
+        & (np.mod(batches, 4.0) == 0.0)
+        & (np.mod(batches, batches_per_block(block_of)) == 0.0)
+    )
+    return ok
 
 
 def attention_linears(model: ModelSpec, tp: FloatArray) -> list[tuple[Any, Any]]:
