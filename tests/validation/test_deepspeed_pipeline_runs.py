@@ -1,7 +1,7 @@
 """Megatron-DeepSpeed runs with DeepSpeed's pipeline engine on A100 (BLOOM 176B and its topology
 search, MT-NLG 530B), out of sample: no constant was fitted to them. Every run is laid out and
 fits in memory with its stated plan; the training iterations are within 20%, and MT-NLG's per-GPU
-scaling from 2,240 to 3,360 GPUs within 5 points. The model is too fast on all of them (9-18%)."""
+scaling from 2,240 to 3,360 GPUs within 5 points. The model is too fast on all of them (7-18%)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_training_iterations_within_twenty_percent(
 def test_topology_search_mape(predictions: dict[str, CasePrediction]) -> None:
     errors = [abs(_error(p)) for k, p in predictions.items() if k.startswith("bloom_trial")]
     assert len(errors) == 17
-    assert float(np.mean(errors)) <= 0.125, errors
+    assert float(np.mean(errors)) <= 0.11, errors
 
 
 def test_shapes_without_the_fused_softmax_fall_in_line(
@@ -68,9 +68,9 @@ def test_mtnlg_per_gpu_scaling(predictions: dict[str, CasePrediction]) -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="one micro-batch per pipeline: predicted 40% too fast; the step's fixed costs "
-    "(the BF16 optimizer's FP32 gradient all-reduce over Omni-Path, the tied-embedding "
-    "reduction, the optimizer step) measure about 7 s where the model has 2",
+    reason="one micro-batch per pipeline: predicted 29% too fast; the step's fixed costs "
+    "measure about 7 s where the model has 3.3 (the BF16 optimizer's FP32 gradient "
+    "all-reduce and the tied-embedding reduction counted; NCCL's rate over Omni-Path unknown)",
 )
 def test_rampup_iteration_within_twenty_percent(predictions: dict[str, CasePrediction]) -> None:
     assert abs(_error(predictions["bloom_176b_384gpu_rampup_gbs16"])) <= 0.20

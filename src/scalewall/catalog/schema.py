@@ -313,6 +313,9 @@ SOFTMAX_FUSION = ("always", "megatron", "heads-as-keys")
 """``Stack.softmax_fusion`` values: when the unfused attention core's fused scale-mask-softmax
 kernel runs, and when it falls back to PyTorch's operator chain."""
 
+ZERO1_GRAD_REDUCE = ("reduce-scatter", "all-reduce")
+"""``Stack.zero1_grad_reduce`` values: the gradient collective of a ZeRO-1 step."""
+
 GRAD_ACCUMULATION = ("fused", "hook", "autograd", "deepspeed")
 """``Stack.grad_accumulation`` values: how each micro-batch's weight gradients reach the
 gradient buffer the step reduces."""
@@ -386,6 +389,14 @@ class Stack:
     grad_buckets: int = 8
     """Gradient buckets per step when reductions overlap the backward pass; the last bucket's
     reduction stays exposed (Megatron-Core default bucket 40M parameters)."""
+    zero1_grad_reduce: str = "reduce-scatter"
+    """The gradient collective of a ZeRO-1 step (plan ``zero`` = 1), before each rank updates
+    its shard and the parameters are all-gathered. ``reduce-scatter``: each rank receives only
+    its shard's sums (Megatron-Core's distributed optimizer, DeepSpeed's ZeRO stage 1-2
+    optimizer). ``all-reduce``: every rank receives the whole reduced gradient, twice the
+    traffic: DeepSpeed's ``BF16_Optimizer`` (BLOOM's) hands its full FP32 gradient buffer to
+    the engine's all-reduce (``get_grads_for_reduction``, ``buffered_allreduce_fallback``) and
+    then all-gathers the updated BF16 shards."""
     grad_accumulation: str = "fused"
     """How each micro-batch's weight gradients are added to the gradient buffer that the step
     reduces; all but ``fused`` stream every parameter's gradient through HBM once more per
@@ -546,6 +557,12 @@ class Stack:
         if self.softmax_fusion_max_keys <= 16:
             raise SpecError(
                 "softmax_fusion_max_keys", self.softmax_fusion_max_keys, "an integer above 16"
+            )
+        if self.zero1_grad_reduce not in ZERO1_GRAD_REDUCE:
+            raise SpecError(
+                "zero1_grad_reduce",
+                self.zero1_grad_reduce,
+                f"one of {', '.join(ZERO1_GRAD_REDUCE)}",
             )
         if self.grad_accumulation not in GRAD_ACCUMULATION:
             raise SpecError(

@@ -76,6 +76,10 @@ def dp_times(
     one, zero = np.ones_like(t_fwd), np.zeros_like(t_fwd)
     shared = SharedRows.of(p, eff, cluster)
     sharded_any, sharded_all = bool(np.any(p.zero >= 1)), bool(np.all(p.zero >= 1))
+    # ZeRO-1 stacks that all-reduce the whole gradient before updating their shard.
+    full_reduce = (p.zero == 1) & (stack.zero1_grad_reduce == "all-reduce")
+    scatters = (p.zero >= 1) & ~full_reduce
+    any_full = bool(np.any(full_reduce))
     per_layer = per_layer_sharding(p, stack)
     any_per_layer = bool(np.any(per_layer))
     grad = np.zeros_like(t_fwd)
@@ -92,7 +96,7 @@ def dp_times(
         # Only the collectives some row's ZeRO stage selects below (the others would be masked).
         allreduce = (
             zero
-            if sharded_all
+            if sharded_all and not any_full
             else shared(coll.allreduce_time_s, cluster, eff, whole, stride, grads)
         )
         reduce_scatter = (
@@ -114,12 +118,12 @@ def dp_times(
         if hybrid and sharded_any:
             across = shared(coll.allreduce_time_s, cluster, eff, rep, rep_stride, grads / group)
             across = np.where(rep > 1, across, 0.0)
-        reduce = np.where(p.zero >= 1, reduce_scatter + across, allreduce)
+        reduce = np.where(scatters, reduce_scatter + across, allreduce)
         grad = grad + np.where(mask, reduce, 0.0)
         gather = gather + np.where(mask, all_gather, 0.0)
         if stack.overlap_grad_reduce or stack.overlap_param_gather:  # else never hidden
             ring = (group - 1.0) / group
-            sent = np.where(p.zero >= 1, ring * grads, 2.0 * (whole - 1.0) / whole * grads)
+            sent = np.where(scatters, ring * grads, 2.0 * (whole - 1.0) / whole * grads)
             grad_bytes = grad_bytes + np.where(mask, sent, 0.0)
             gather_bytes = gather_bytes + np.where(mask, ring * values, 0.0)
         if any_per_layer:

@@ -65,4 +65,23 @@ def p2p_s(
     return result
 
 
-__all__ = ["bubble_s", "p2p_s"]
+def tied_embedding_sync_s(
+    model: ModelSpec, cluster: Cluster, p: PlanBatch, eff: Efficiency, stack: Stack
+) -> FloatArray:
+    """Exposed all-reduce per step of the tied word-embedding gradients between the first
+    stage (input embedding) and the last (output layer), which hold the same vocab x hidden / tp
+    weights: Megatron's ``_allreduce_word_embedding_grads`` (``finalize_model_grads``) and
+    DeepSpeed's ``allreduce_tied_weight_gradients`` run it after the backward, outside the
+    data-parallel overlap, over the two ranks (pp - 1) tp cp dp apart, in the gradient
+    buffer's dtype (``Stack.grad_reduce_bytes``). Zero without a pipeline or untied weights."""
+    if not model.tied_embeddings or not np.any(p.pp > 1):
+        return np.zeros_like(p.pp)
+    message = model.vocab * model.hidden / p.tp * stack.grad_reduce_bytes
+    two = np.full_like(p.pp, 2.0)
+    stride = np.maximum(p.pp - 1.0, 1.0) * p.tp * p.cp * p.dp
+    sync = coll.allreduce_time_s(cluster, eff, two, stride, message)
+    result: FloatArray = np.where(p.pp > 1, sync, 0.0)
+    return result
+
+
+__all__ = ["bubble_s", "p2p_s", "tied_embedding_sync_s"]

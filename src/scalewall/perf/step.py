@@ -137,6 +137,7 @@ def step_model(
     bubble = pipeline.bubble_s(stack, p.pp, p.vpp, t_sum, t_max)
 
     pp_comm = pipeline.p2p_s(model, cluster, p, eff, stack, micro_batches)
+    pp_comm = pp_comm + pipeline.tied_embedding_sync_s(model, cluster, p, eff, stack)
 
     totals = {k: v[0] + v[1] for k, v in params.items()}
     use_first = totals["first"] >= np.where(single, 0.0, totals["last"])

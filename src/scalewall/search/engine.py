@@ -228,7 +228,8 @@ def _why(part: str, plan: ParallelPlan) -> str:
         "(small per-GPU work, many local experts; CUDA graphs remove it)",
         "grad_accumulation": f"each of {m} micro-batches adds its weight gradients into the "
         "reduced buffer in a pass of its own (the stack does not fuse it into the GEMM)",
-        "pp_comm": f"activations sent between {plan.pp} stages for {m} micro-batches",
+        "pp_comm": f"activations sent between {plan.pp} stages for {m} micro-batches "
+        "(and tied embedding gradients summed between the first and last stage)",
         "pipeline_bubble": f"{m} micro-batches per replica fill {plan.pp} stages "
         f"(vpp={plan.vpp}): bubble ~ (pp-1)/(vpp m)",
         "dp_comm": f"gradient sync over {plan.dp * plan.cp} ranks not hidden by the backward",

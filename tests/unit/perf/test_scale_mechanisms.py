@@ -8,11 +8,15 @@ import numpy as np
 import pytest
 
 from scalewall import catalog
+from scalewall.catalog.schema import ModelSpec
 from scalewall.cluster import resolve_cluster
+from scalewall.errors import ScalewallError
 from scalewall.perf import collectives as coll
-from scalewall.perf import data_parallel, step
+from scalewall.perf import data_parallel, pipeline, step
 from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import StepArrays
+from scalewall.plan.plan import ParallelPlan
 
 
 def _cluster(gpus: int):  # type: ignore[no-untyped-def]
@@ -216,14 +220,14 @@ def test_per_layer_sharding_couples_every_data_parallel_rank() -> None:
     assert ranks(megatron, "megatron-core") == 8
 
 
-def _pipeline(stack: Stack, precision: str = "bf16", global_batch: int = 512) -> StepArrays:
-    from scalewall.perf.batch import PlanBatch
-    from scalewall.plan.plan import ParallelPlan
+def _pipeline_model() -> ModelSpec:
+    return catalog.model("gpt3-175b")
 
-    model = catalog.model("gpt3-175b")
-    plan = ParallelPlan(
+
+def _plan(pp: int = 8, precision: str = "bf16", global_batch: int = 512) -> ParallelPlan:
+    return ParallelPlan(
         tp=8,
-        pp=8,
+        pp=pp,
         dp=8,
         micro_batch=1,
         global_batch=global_batch,
@@ -233,7 +237,16 @@ def _pipeline(stack: Stack, precision: str = "bf16", global_batch: int = 512) ->
         sequence_parallel=False,
         precision=precision,
     )
-    batch = PlanBatch.from_plans(model, [plan])
+
+
+def _pipeline(
+    stack: Stack,
+    precision: str = "bf16",
+    global_batch: int = 512,
+    model: ModelSpec | None = None,
+) -> StepArrays:
+    model = model or _pipeline_model()
+    batch = PlanBatch.from_plans(model, [_plan(8, precision, global_batch)])
     cluster = resolve_cluster(None, gpu="a100-sxm-80gb", gpus=512)
     return step.step_model(model, cluster, batch, Efficiency(), stack)
 
@@ -268,3 +281,37 @@ def test_an_unknown_accumulation_mode_is_refused() -> None:
 
     with pytest.raises(SpecError, match="grad_accumulation"):
         dataclasses.replace(Stack(), grad_accumulation="sometimes")
+
+
+def test_a_zero1_all_reduce_sends_twice_the_reduce_scatter() -> None:
+    # No overlap, so every collective is exposed: with 4-byte gradients and 2-byte parameters
+    # the reduce-scatter step moves 4 + 2 bytes per parameter per ring step and the all-reduce
+    # step 2 x 4 + 2, a ratio of 10 / 6.
+    quiet = dataclasses.replace(Stack(), overlap_grad_reduce=False, overlap_param_gather=False)
+    scatter = _pipeline(quiet)
+    full = _pipeline(dataclasses.replace(quiet, zero1_grad_reduce="all-reduce"))
+    rs = float(scatter.breakdown_s["dp_comm"][0])
+    ar = float(full.breakdown_s["dp_comm"][0])
+    assert rs > 0.0
+    assert ar / rs == pytest.approx(10.0 / 6.0, rel=0.02)
+    with pytest.raises(ScalewallError, match="zero1_grad_reduce"):
+        dataclasses.replace(Stack(), zero1_grad_reduce="all-gather")
+
+
+def test_tied_embeddings_add_one_all_reduce_between_the_end_stages() -> None:
+    # The same pipeline with untied and tied embeddings: the tied one pays one all-reduce of
+    # vocab x hidden / tp gradients over two ranks per step, in the pipeline part; no pipeline,
+    # no sync.
+    untied = _pipeline(Stack(), model=dataclasses.replace(_pipeline_model(), tied_embeddings=False))
+    model = dataclasses.replace(_pipeline_model(), tied_embeddings=True)
+    tied = _pipeline(Stack(), model=model)
+    extra = float(tied.breakdown_s["pp_comm"][0] - untied.breakdown_s["pp_comm"][0])
+    message = model.vocab * model.hidden / 8 * Stack().grad_reduce_bytes
+    assert extra > 0.0
+    # Two ranks in different nodes: a 2-rank ring sends the whole message once each way at
+    # most at the NIC rate per GPU (25 GB/s on the DGX A100 default).
+    assert extra >= message / 25e9 * 0.9
+    single = pipeline.tied_embedding_sync_s(
+        model, _cluster(64), PlanBatch.from_plans(model, [_plan(pp=1)]), Efficiency(), Stack()
+    )
+    assert float(single[0]) == 0.0
