@@ -18,13 +18,7 @@ from scalewall.validation.runs import Case, read_runs
 
 CASES = [c for c in read_runs() if c.published.get("fits") is not False]
 
-KNOWN_MISSES = {
-    "frontier_mb2602_dsv3_gb300_256_mxfp8": (
-        "predicted 6% over the derived GB300 usable HBM: the MXFP8 weights are counted as BF16 "
-        "plus two FP8 copies (Megatron-Bridge's fp8_param_gather setting for this row is not "
-        "sourced) and GB300's driver total is derived, not measured"
-    ),
-}
+KNOWN_MISSES: dict[str, str] = {}
 
 
 def _param(case: Case) -> object:

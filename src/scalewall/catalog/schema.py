@@ -490,6 +490,11 @@ class Stack:
     weights, ``fp8_model_init``; the distributed optimizer's FP32 main params stay in the
     optimizer) and DeepSeek-V3 (report Sec. 3.3, Fig. 6: FP32 master weights cast to FP8 for
     the forward and backward GEMMs). False: BF16 weights plus the FP8 copies."""
+    fp8_block_keeps_bf16_weights: bool = False
+    """With ``fp8_primary_weights``, the block-scaled FP8 recipe (``fp8-block``, 1x128 and
+    128x128 scales) still keeps BF16 weights beside its FP8 copies: Megatron-Bridge's
+    ``bf16_with_fp8_subchannel_scaling_mixed`` sets ``fp8_param_gather = False`` while its
+    per-tensor and MXFP8 recipes set it True."""
     selective_recompute: str = "attention"
     """What selective recompute rebuilds in backward. ``attention``: the core attention
     (QK^T, softmax, dropout, AV), keeping every linear's input (Korthikanti et al. 2022 Sec. 5;

@@ -16,7 +16,7 @@ from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.attention import (
     head_dims,
 )
-from scalewall.perf.batch import RECOMPUTE, PlanBatch, is_fp4, is_quantized
+from scalewall.perf.batch import PRECISION, RECOMPUTE, PlanBatch, is_fp4, is_quantized
 from scalewall.perf.compute import ACT_BYTES
 from scalewall.perf.data_parallel import shard_groups
 from scalewall.perf.layers import alternate_matmuls
@@ -160,7 +160,10 @@ def weight_bytes_per_param(eff: Efficiency, stack: Stack, precision: FloatArray)
     weights are part of the optimizer state."""
     quantized = is_quantized(precision)
     fp4 = is_fp4(precision)
-    training = np.where(quantized & ~fp4 & stack.fp8_primary_weights, 0.0, WEIGHT_BYTES)
+    primary = quantized & ~fp4 & stack.fp8_primary_weights
+    if stack.fp8_block_keeps_bf16_weights:
+        primary = primary & (np.asarray(precision) != PRECISION["fp8-block"])
+    training = np.where(primary, 0.0, WEIGHT_BYTES)
     copies = np.where(
         fp4,
         eff.memory.fp4_weight_copy_bytes,

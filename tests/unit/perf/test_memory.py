@@ -9,7 +9,8 @@ import pytest
 
 from scalewall.catalog.schema import ModelSpec
 from scalewall.perf.assumptions import Efficiency, Stack
-from scalewall.perf.batch import PlanBatch
+from scalewall.perf.batch import PRECISION, PlanBatch
+from scalewall.perf.memory import weight_bytes_per_param
 from scalewall.perf.step import step_model
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
@@ -44,3 +45,18 @@ def test_fp8_primary_weights_drop_the_bf16_copy(llama70b: ModelSpec, h100_1024: 
     assert lean == pytest.approx(
         keep * eff.memory.fp8_weight_copy_bytes / (2.0 + eff.memory.fp8_weight_copy_bytes)
     )
+
+
+def test_fp8_primary_weights_by_recipe() -> None:
+    # Megatron-Bridge keeps FP8-only weights under its per-tensor and MXFP8 recipes and BF16
+    # weights beside the FP8 copies under the block-scaled one: 2 bytes per parameter apart.
+    eff = Efficiency()
+    codes = np.array([PRECISION[n] for n in ("bf16", "fp8", "mxfp8", "fp8-block")])
+    plain = weight_bytes_per_param(eff, Stack(), codes)
+    bridge = dataclasses.replace(
+        Stack(), fp8_primary_weights=True, fp8_block_keeps_bf16_weights=True
+    )
+    primary = weight_bytes_per_param(eff, bridge, codes)
+    copies = eff.memory.fp8_weight_copy_bytes
+    assert list(plain) == [2.0, 2.0 + copies, 2.0 + copies, 2.0 + copies]
+    assert list(primary) == [2.0, copies, copies, 2.0 + copies]
