@@ -67,7 +67,7 @@ class ComputeEfficiency:
     0.98 and GB200 0.99 (fifth-generation tensor cores run FP8 at the BF16 efficiency; Hopper's
     FP8 WGMMA loses more to operand staging); the lower figure is taken. Set by: the same FP8
     GEMM microbenchmarks."""
-    fp4_gemm_ceiling_ratio: float = 0.679
+    fp4_gemm_ceiling_ratio: float = 0.686
     """NVFP4 GEMM rate over the FP4 peak, as a fraction of the BF16 ceiling's share of the BF16
     peak (``gemm_max_frac x gemm_sustained_ratio x training_clock_frac``): 1 would be FP4 tensor
     cores at the BF16 and FP8 efficiency, as fifth-generation tensor cores run FP8
@@ -75,7 +75,7 @@ class ComputeEfficiency:
     centre was 1. Fitted: ``scalewall fit`` over the shipped runs files
     (``calibrate/data/defaults.toml``): informed by the NVFP4 rows of the frontier file
     (Megatron-Bridge 26.02, Llama 3 70B and 405B on GB200 and GB300, the only NVFP4 runs):
-    0.679 +- 0.041: the 2-3x FP4 peak buys 1.2-1.5x the MXFP8 throughput, as measured. No
+    0.686 +- 0.042: the 2-3x FP4 peak buys 1.2-1.5x the MXFP8 throughput, as measured. No
     microbenchmark backs the figure; it absorbs whatever NVFP4 costs beyond the counted casts."""
     fp8_block_scaling_gemm_slowdown_frac: float = 0.05
     """GEMM time lost to block-wise (1x128 / 128x128) scaling done in software on Hopper: the

@@ -128,6 +128,16 @@ class Device:
         return np.where(self.fp4, NVFP4_OPERAND_BYTES, np.where(self.quantized, 1.0, 2.0))
 
 
+def k_half(dev: Device, eff: Efficiency) -> FloatArray:
+    """``gemm_k_half_efficiency`` at the device's GEMM rate: the prologue and epilogue take
+    the same time at any operand precision, so a kernel r times the BF16 tensor rate needs r
+    times the inner dimension to amortise them (FP8: 2x, NVFP4: 4x on the datasheet peaks)."""
+    result: FloatArray = (
+        eff.compute.gemm_k_half_efficiency * dev.peak_flop_per_s / dev.peak_bf16_flop_per_s
+    )
+    return result
+
+
 def tile_utilization(m: FloatArray, n: FloatArray, dev: Device, eff: Efficiency) -> FloatArray:
     """Useful fraction of the SM-tile slots a GEMM occupies, best over the library's tiles."""
     extra = (1,) * np.ndim(m * n)
@@ -152,12 +162,7 @@ def gemm_time_s(
     """Time of ``batch`` GEMMs of shape (m, k) x (k, n)."""
     rows, cols, inner = (np.maximum(np.asarray(x, dtype=np.float64), 1.0) for x in (m, n, k))
     flop = 2.0 * rows * cols * inner * batch
-    rate = (
-        dev.peak_flop_per_s
-        * dev.gemm_ceiling_frac
-        * inner
-        / (inner + eff.compute.gemm_k_half_efficiency)
-    )
+    rate = dev.peak_flop_per_s * dev.gemm_ceiling_frac * inner / (inner + k_half(dev, eff))
     compute = flop / (rate * tile_utilization(rows * batch, cols, dev, eff))
     traffic = (rows * inner + inner * cols + rows * cols) * bytes_per_element * batch
     memory = traffic / (dev.hbm_bytes_per_s * eff.compute.hbm_efficiency)
@@ -188,12 +193,7 @@ def grouped_gemm_time_s(
     / SMs); one kernel cost for the whole group."""
     rows, cols, inner = (np.maximum(np.asarray(x, dtype=np.float64), 1.0) for x in (m, n, k))
     flop = 2.0 * rows * cols * inner * groups
-    rate = (
-        dev.peak_flop_per_s
-        * dev.gemm_ceiling_frac
-        * inner
-        / (inner + eff.compute.gemm_k_half_efficiency)
-    )
+    rate = dev.peak_flop_per_s * dev.gemm_ceiling_frac * inner / (inner + k_half(dev, eff))
     best = np.zeros_like(rows)
     for scale_m, scale_n in _TILES:
         tm, tn = eff.compute.gemm_tile_m * scale_m, eff.compute.gemm_tile_n * scale_n
