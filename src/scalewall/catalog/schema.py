@@ -541,43 +541,12 @@ class Stack:
     over the step (DeepSpeed ZeRO-2, Megatron-Core's distributed optimizer)."""
 
     def __post_init__(self) -> None:
-        if self.moe_token_dispatcher not in MOE_DISPATCHERS:
-            raise SpecError(
-                "moe_token_dispatcher",
-                self.moe_token_dispatcher,
-                f"one of {', '.join(MOE_DISPATCHERS)}",
-            )
-        if self.selective_recompute not in SELECTIVE_RECOMPUTE:
-            raise SpecError(
-                "selective_recompute",
-                self.selective_recompute,
-                f"one of {', '.join(SELECTIVE_RECOMPUTE)}",
-            )
-        if self.softmax_fusion not in SOFTMAX_FUSION:
-            raise SpecError(
-                "softmax_fusion",
-                self.softmax_fusion,
-                f"one of {', '.join(SOFTMAX_FUSION)}",
-            )
+        for name, valid in _STACK_CHOICES.items():
+            if getattr(self, name) not in valid:
+                raise SpecError(name, getattr(self, name), f"one of {', '.join(valid)}")
         if self.softmax_fusion_max_keys <= 16:
             raise SpecError(
                 "softmax_fusion_max_keys", self.softmax_fusion_max_keys, "an integer above 16"
-            )
-        if self.zero1_grad_reduce not in ZERO1_GRAD_REDUCE:
-            raise SpecError(
-                "zero1_grad_reduce",
-                self.zero1_grad_reduce,
-                f"one of {', '.join(ZERO1_GRAD_REDUCE)}",
-            )
-        if self.grad_accumulation not in GRAD_ACCUMULATION:
-            raise SpecError(
-                "grad_accumulation",
-                self.grad_accumulation,
-                f"one of {', '.join(GRAD_ACCUMULATION)}",
-            )
-        if self.cuda_graphs not in CUDA_GRAPH_SCOPES:
-            raise SpecError(
-                "cuda_graphs", self.cuda_graphs, f"one of {', '.join(CUDA_GRAPH_SCOPES)}"
             )
         for name in _STACK_FRACTIONS:
             value = getattr(self, name)
@@ -601,6 +570,15 @@ class Stack:
             )
 
 
+_STACK_CHOICES = {
+    "moe_token_dispatcher": MOE_DISPATCHERS,
+    "selective_recompute": SELECTIVE_RECOMPUTE,
+    "softmax_fusion": SOFTMAX_FUSION,
+    "zero1_grad_reduce": ZERO1_GRAD_REDUCE,
+    "grad_accumulation": GRAD_ACCUMULATION,
+    "cuda_graphs": CUDA_GRAPH_SCOPES,
+}
+"""The categorical ``Stack`` fields and their valid values."""
 _STACK_FRACTIONS = ("tp_comm_overlap_frac", "attention_kernel_frac", "ep_comm_overlap_frac")
 _STACK_POSITIVE = (
     "grad_reduce_bytes",
