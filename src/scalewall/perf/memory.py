@@ -157,7 +157,8 @@ def weight_bytes_per_param(eff: Efficiency, stack: Stack, precision: FloatArray)
     block scales (``fp4_weight_copy_bytes``). A recipe whose FP8 weights are the only model
     weights (``Stack.fp8_primary_weights``: Megatron-Core ``--fp8-param-gather``, DeepSeek-V3's
     FP32 master weights cast straight to FP8) keeps no BF16 copy; its full-precision main
-    weights are part of the optimizer state."""
+    weights are part of the optimizer state. ``Stack.fp8_block_keeps_bf16_weights`` exempts the
+    block-scaled recipe (``fp8-block``), which keeps its BF16 weights there."""
     quantized = is_quantized(precision)
     fp4 = is_fp4(precision)
     primary = quantized & ~fp4 & stack.fp8_primary_weights
