@@ -1,31 +1,80 @@
-"""torchtitan's FSDP weak scaling (Liang et al. 2024, arXiv 2410.06511; pytorch/torchtitan
-docs/performance.md Tables 1 and 3): Llama 3.1 8B, local batch 2 at 8,192 tokens, on 8 and 128
-H100. Out of sample: no constant was fitted to these rows. Only the per-GPU ratio is checked;
-the runs' 96 GB, 500 W H100 is not in the catalog (absolute figures carry that difference)."""
+"""torchtitan's December 2024 benchmarks (Liang et al. 2024, arXiv 2410.06511; pytorch/torchtitan
+docs/performance.md Tables 1-6) on Meta's Grand Teton H100 (96 GB HBM2e, 500 W), out of sample:
+no constant was fitted to these rows. Every row is laid out and fits; FSDP's per-GPU scaling of
+Llama 3.1 8B from 8 to 128 GPUs within 3 points; the rows without context parallelism within 12%
+(MAPE <= 8%); interleaving the 405B's pipeline gains what was measured (1.28x) within 5 points,
+with torchtitan's 2024 defaults of as many micro-batches as pipeline stages and two stages per
+rank. Context parallelism from CP 4 on the 8B and CP 2 on the 405B is predicted 21-38% too fast:
+a strict expected failure."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from scalewall.validation.harness import predict_case
-from scalewall.validation.runs import Case, read_runs, torchtitan_runs_path
+from scalewall.validation.harness import CasePrediction, predict_cases
+from scalewall.validation.runs import read_runs, torchtitan_runs_path
 
 SCALING_TOLERANCE = 0.03
 """Points of per-GPU scaling from 8 to 128 GPUs, as the project's issue asks of FSDP runs."""
 
 
 @pytest.fixture(scope="module")
-def cases() -> dict[str, Case]:
-    return {c.id: c for c in read_runs(torchtitan_runs_path())}
+def predictions() -> dict[str, CasePrediction]:
+    out = predict_cases(read_runs(torchtitan_runs_path()))
+    assert not any(isinstance(p, Exception) for p in out)
+    return {p.case.id: p for p in out if isinstance(p, CasePrediction)}
 
 
-@pytest.mark.parametrize("technique", ["eager", "compile"])
-def test_torchtitan_fsdp_per_gpu_scaling(cases: dict[str, Case], technique: str) -> None:
-    small = cases[f"torchtitan_h100_llama3.1-8b_{technique}_8gpu"]
-    large = cases[f"torchtitan_h100_llama3.1-8b_{technique}_128gpu"]
+def _rate(p: CasePrediction) -> tuple[float, float]:
+    published = float(p.case.published["tokens_per_s_per_gpu"])
+    return published, p.row["tokens_per_s"] / float(p.case.hardware["gpus"])
 
-    def predicted(case: Case) -> float:
-        return predict_case(case).row["tokens_per_s"] / case.hardware["gpus"]
 
-    measured = large.published["tokens_per_s_per_gpu"] / small.published["tokens_per_s_per_gpu"]
-    assert predicted(large) / predicted(small) == pytest.approx(measured, abs=SCALING_TOLERANCE)
+def _long_context(p: CasePrediction) -> bool:
+    return bool(p.case.plan["cp"] > 1 or p.case.training["seq_len"] > 8192)
+
+
+def test_every_row_is_predicted_and_fits(predictions: dict[str, CasePrediction]) -> None:
+    assert len(predictions) == 18
+    assert all(p.fits for p in predictions.values())
+
+
+@pytest.mark.parametrize("technique", ["eager", "compile", "compile_float8"])
+def test_torchtitan_fsdp_per_gpu_scaling(
+    predictions: dict[str, CasePrediction], technique: str
+) -> None:
+    small = _rate(predictions[f"torchtitan_h100_llama3.1-8b_{technique}_8gpu"])
+    large = _rate(predictions[f"torchtitan_h100_llama3.1-8b_{technique}_128gpu"])
+    measured, predicted = large[0] / small[0], large[1] / small[1]
+    assert predicted == pytest.approx(measured, abs=SCALING_TOLERANCE)
+
+
+def test_rows_without_context_parallelism(predictions: dict[str, CasePrediction]) -> None:
+    rows = [p for p in predictions.values() if not _long_context(p)]
+    assert len(rows) == 10
+    errors = [model / published - 1.0 for published, model in map(_rate, rows)]
+    assert float(np.mean(np.abs(errors))) <= 0.08, errors
+    assert max(abs(e) for e in errors) <= 0.12, errors
+
+
+def test_interleaving_gain_of_the_405b_pipeline(predictions: dict[str, CasePrediction]) -> None:
+    plain = _rate(predictions["torchtitan_h100_llama3.1-405b_3d_1f1b_512gpu"])
+    looped = _rate(predictions["torchtitan_h100_llama3.1-405b_3d_interleaved_512gpu"])
+    measured, predicted = looped[0] / plain[0], looped[1] / plain[1]
+    assert predicted == pytest.approx(measured, abs=0.05)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="context parallelism from CP 4 on Llama 3.1 8B and from CP 2 on the 405B (PyTorch's "
+    "experimental ring attention, December 2024) is predicted 21-38% too fast; the measured "
+    "8B rows lose twice the attention time per token from 64K to 128K tokens that they lose "
+    "from 32K to 64K; not explained",
+)
+def test_context_parallel_rows_within_fifteen_percent(
+    predictions: dict[str, CasePrediction],
+) -> None:
+    rows = [p for p in predictions.values() if _long_context(p)]
+    errors = [model / published - 1.0 for published, model in map(_rate, rows)]
+    assert max(abs(e) for e in errors) <= 0.15, errors

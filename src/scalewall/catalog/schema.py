@@ -306,6 +306,8 @@ CUDA_GRAPH_SCOPES = ("none", "router", "attention", "layer", "full")
 SELECTIVE_RECOMPUTE = ("attention", "alternate-matmuls")
 """``Stack.selective_recompute`` values: what a plan's ``recompute = "selective"`` rebuilds."""
 
+FSDP_UNDER_PIPELINE = ("per-micro-batch", "reduce-once", "gather-once")
+"""``Stack.fsdp_under_pipeline`` values: FSDP's per-layer collectives under a pipeline."""
 MOE_DISPATCHERS = ("alltoall", "flex")
 """``Stack.moe_token_dispatcher`` values: Megatron-Core ``moe_token_dispatcher_type``."""
 
@@ -539,6 +541,16 @@ class Stack:
     reduce-scatters its gradients in its backward, as ZeRO-3 does without the backward's second
     gather (PyTorch FSDP ``SHARD_GRAD_OP``), instead of one bucketed reduce-scatter and gather
     over the step (DeepSpeed ZeRO-2, Megatron-Core's distributed optimizer)."""
+    fsdp_under_pipeline: str = "per-micro-batch"
+    """What FSDP's per-layer collectives do under a pipeline schedule (pp > 1).
+    ``per-micro-batch``: every micro-batch gathers and reduce-scatters, as without a pipeline.
+    ``reduce-once``: each micro-batch's forward gathers and keeps the parameters for its
+    backward; gradients accumulate unsharded and are reduce-scattered once, after the last
+    backward (PyTorch pipelining's ``PipelineStage`` in 2024 sets FSDP's
+    ``set_requires_gradient_sync(last_backward)``; torchtitan keeps ``reshard_after_forward``
+    off with PP). ``gather-once``: the parameters also stay gathered across micro-batches, one
+    gather per step (the stage turns off ``reshard_after_backward`` until the last backward,
+    PyTorch 2025). Under both the stage's parameters and gradients stay unsharded."""
 
     def __post_init__(self) -> None:
         for name, valid in _STACK_CHOICES.items():
@@ -571,6 +583,7 @@ class Stack:
 
 
 _STACK_CHOICES = {
+    "fsdp_under_pipeline": FSDP_UNDER_PIPELINE,
     "moe_token_dispatcher": MOE_DISPATCHERS,
     "selective_recompute": SELECTIVE_RECOMPUTE,
     "softmax_fusion": SOFTMAX_FUSION,

@@ -82,6 +82,7 @@ def dp_times(
     any_full = bool(np.any(full_reduce))
     per_layer = per_layer_sharding(p, stack)
     any_per_layer = bool(np.any(per_layer))
+    passes = fsdp_passes(p, stack, micro_batches)
     grad = np.zeros_like(t_fwd)
     gather = np.zeros_like(t_fwd)
     fsdp = np.zeros_like(t_fwd)
@@ -134,8 +135,9 @@ def dp_times(
                 (group, stride, params),
                 layer_work,
                 (rep, rep_stride) if hybrid else None,
+                passes,
             )
-            fsdp = fsdp + np.where(mask, micro_batches * layered, 0.0)
+            fsdp = fsdp + np.where(mask, layered, 0.0)
     buckets = float(stack.grad_buckets)
 
     def exposed(
@@ -167,8 +169,9 @@ def fsdp_exposed_s(
     group: tuple[FloatArray, FloatArray, FloatArray],
     layer_work: tuple[FloatArray, FloatArray, FloatArray],
     replicas: tuple[FloatArray, FloatArray] | None = None,
+    passes: FsdpPasses | None = None,
 ) -> FloatArray:
-    """Exposed ZeRO-3 / FSDP communication of one micro-batch on one stage.
+    """Exposed ZeRO-3 / FSDP communication of one step on one stage.
 
     FSDP wraps each transformer layer as a unit: forward all-gathers its parameters, backward
     gathers them again and reduce-scatters its gradients (Zhao et al. 2023, arXiv 2304.11277,
@@ -176,11 +179,14 @@ def fsdp_exposed_s(
     the group ((n-1) steps for NCCL's ring all-gather and reduce-scatter), is paid L times per
     pass. Prefetch issues layer i+1's gather while layer i computes (``fsdp_prefetch_layers``
     ahead), so per layer only what exceeds that compute shows, and the first gather and the
-    last reduce-scatter of a pass are never hidden:
-    exposed = c_f + L max(0, c_f - k t_f) + c_b + r + L max(0, c_b + r - k t_b).
+    last reduce-scatter of a pass are never hidden: a forward pass exposes
+    c_f + L max(0, c_f - k t_f), a backward pass c_b + r + L max(0, c_b + r - k t_b).
     ``Stack.zero3_gathers_per_micro_batch`` = 1 keeps the forward's parameters for the backward
     (c_b = 0); hybrid sharding adds each layer's all-reduce of its gradient shard over the
-    ``replicas`` (count, stride) to r (FSDP HYBRID_SHARD)."""
+    ``replicas`` (count, stride) to r (FSDP HYBRID_SHARD). ``passes`` counts the forward
+    gathers and the backward reduce-scatters a step runs (``fsdp_passes``): one each per
+    micro-batch, or fewer under a pipeline that keeps the units gathered (None: one
+    micro-batch)."""
     n, stride, params = group
     layers, t_fwd, t_bwd = layer_work
     per_layer = params / np.maximum(layers, 1.0)
@@ -193,21 +199,28 @@ def fsdp_exposed_s(
         shard_grads = per_layer * stack.grad_reduce_bytes / n
         across = coll.allreduce_time_s(cluster, eff, rep, rep_stride, shard_grads)
         scatter = scatter + np.where(rep > 1, across, 0.0)
-    regather = gather * (stack.zero3_gathers_per_micro_batch - 1.0)
+    if passes is None:  # one micro-batch
+        one = np.ones_like(gather)
+        passes = FsdpPasses(one, one, stack.zero3_gathers_per_micro_batch * one)
+    regather = gather * (passes.gathers - 1.0)
     k = stack.fsdp_prefetch_layers
     f_layer, b_layer = t_fwd / np.maximum(layers, 1.0), t_bwd / np.maximum(layers, 1.0)
     fwd = gather + layers * np.maximum(gather - k * f_layer, 0.0)
     bwd = regather + scatter + layers * np.maximum(regather + scatter - k * b_layer, 0.0)
-    total = layers * (gather + regather + scatter)
-    hidden = np.maximum(total - fwd - bwd, 0.0)
+    exposed = passes.forward * fwd + passes.backward * bwd
+    total = layers * (passes.forward * gather + passes.backward * (regather + scatter))
+    hidden = np.maximum(total - exposed, 0.0)
     ring = (n - 1.0) / n
     sent = (
         layers
         * ring
         * per_layer
-        * (stack.zero3_gathers_per_micro_batch * stack.param_gather_bytes + stack.grad_reduce_bytes)
+        * (
+            passes.forward * passes.gathers * stack.param_gather_bytes
+            + passes.backward * stack.grad_reduce_bytes
+        )
     )
-    result: FloatArray = fwd + bwd + hbm_contention_s(cluster, eff, sent, hidden, total)
+    result: FloatArray = exposed + hbm_contention_s(cluster, eff, sent, hidden, total)
     return result
 
 
@@ -242,6 +255,46 @@ def per_layer_sharding(p: PlanBatch, stack: Stack) -> NDArray[np.bool_]:
     ZeRO-2 in a stack that gathers and reduce-scatters layer by layer
     (``Stack.zero2_per_layer``, PyTorch FSDP ``SHARD_GRAD_OP``)."""
     result: NDArray[np.bool_] = (p.zero >= 3) | ((p.zero == 2) & stack.zero2_per_layer)
+    return result
+
+
+@dataclass(frozen=True)
+class FsdpPasses:
+    """How often a step runs each stage's per-layer FSDP collectives."""
+
+    forward: FloatArray
+    """Forward passes that all-gather the layers' parameters."""
+    backward: FloatArray
+    """Backward passes that reduce-scatter the layers' gradients."""
+    gathers: FloatArray
+    """All-gathers per layer in a forward-and-backward pass with a reduce-scatter: 2 when the
+    backward gathers again, 1 when the forward's parameters are kept for it."""
+
+
+def fsdp_passes(p: PlanBatch, stack: Stack, micro_batches: FloatArray) -> FsdpPasses:
+    """The per-layer FSDP collectives of one step (``Stack.fsdp_under_pipeline``): every
+    micro-batch gathers and reduce-scatters, unless a pipeline schedule (pp > 1) runs the stage:
+    ``reduce-once`` gathers in every micro-batch's forward, keeps the parameters for its
+    backward and reduce-scatters the accumulated gradient once per step; ``gather-once`` also
+    keeps the parameters across micro-batches (one gather per step)."""
+    piped = p.pp > 1
+    one = np.ones_like(micro_batches)
+    mode = stack.fsdp_under_pipeline
+    kept = piped & (mode != "per-micro-batch")
+    forward = np.where(piped & (mode == "gather-once"), one, micro_batches)
+    backward = np.where(kept, one, micro_batches)
+    gathers = np.where(kept, one, stack.zero3_gathers_per_micro_batch * one)
+    # A kept pass's single reduce-scatter comes after the last backward, which regathers
+    # nothing: its gathers are the forward passes' own.
+    return FsdpPasses(forward=forward, backward=backward, gathers=gathers)
+
+
+def fsdp_whole_stage(p: PlanBatch, stack: Stack) -> NDArray[np.bool_]:
+    """Rows that hold their stage's parameters and gradients unsharded through the step: a
+    pipeline that accumulates unsharded gradients until its one reduce-scatter
+    (``fsdp_under_pipeline`` ``reduce-once`` or ``gather-once``); its parameters stay gathered
+    too, from a micro-batch's forward through the 1F1B steady state's interleaved backwards."""
+    result: NDArray[np.bool_] = (p.pp > 1) & (stack.fsdp_under_pipeline != "per-micro-batch")
     return result
 
 

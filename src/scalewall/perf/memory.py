@@ -18,7 +18,7 @@ from scalewall.perf.attention import (
 )
 from scalewall.perf.batch import PRECISION, RECOMPUTE, PlanBatch, is_fp4, is_quantized
 from scalewall.perf.compute import ACT_BYTES
-from scalewall.perf.data_parallel import shard_groups
+from scalewall.perf.data_parallel import fsdp_whole_stage, shard_groups
 from scalewall.perf.layers import alternate_matmuls
 from scalewall.workload import counts
 
@@ -222,7 +222,8 @@ def memory_model(
     (``Stack.optimizer_state_bytes``: FP32 main weights and Adam moments), sharded by ZeRO
     stage 3, 2 and 1 respectively over DP x CP for replicated parameters and over the experts'
     data-parallel width tp cp dp / (ep etp) for routed experts (Megatron-Core's distributed
-    optimizer with BF16 weights and FP32 gradients: 6 + 12 / d bytes per parameter).
+    optimizer with BF16 weights and FP32 gradients: 6 + 12 / d bytes per parameter); weights
+    and gradients whole where a pipeline keeps FSDP's units gathered (``fsdp_whole_stage``).
     Cheaper than the full step model: the search calls it to prune plans that do not fit.
     """
     heap.for_batch(len(p))
@@ -232,18 +233,22 @@ def memory_model(
     acts = stage_activations(model, p, stack, quantized)
     tokens = p.micro_batch * p.seq_len / p.cp
     weight_bytes = weight_bytes_per_param(eff, stack, p.precision)
+    # A pipeline that keeps FSDP's gathered weights and unsharded gradients through the step
+    # holds them whole (``fsdp_whole_stage``); only the optimizer state stays sharded.
+    whole = fsdp_whole_stage(p, stack)
     gathered = np.where(
-        p.zero >= 3,
+        (p.zero >= 3) & ~whole,
         eff.memory.zero3_gathered_layers * largest_layer_params(model, p) * weight_bytes,
         0.0,
     )
 
     def sharded(per_param: Any, zero_stage: int, parts: tuple[FloatArray, FloatArray]) -> Any:
         dense_p, expert_p = parts
-        dense_b = dense_p * per_param / np.where(p.zero >= zero_stage, shard, 1.0)
+        split = (p.zero >= zero_stage) & ~(whole & (zero_stage >= 2))
+        dense_b = dense_p * per_param / np.where(split, shard, 1.0)
         if not model.is_moe:
             return dense_b
-        return dense_b + expert_p * per_param / np.where(p.zero >= zero_stage, expert_shard, 1.0)
+        return dense_b + expert_p * per_param / np.where(split, expert_shard, 1.0)
 
     best: dict[str, FloatArray] | None = None
     best_total = np.zeros_like(tokens)

@@ -30,6 +30,7 @@ from scalewall.perf.compute import (
 )
 from scalewall.perf.data_parallel import (
     dp_times,
+    fsdp_whole_stage,
     grad_accumulation_bytes,
     per_layer_sharding,
     step_sync_s,
@@ -197,7 +198,10 @@ def step_model(
     straggler = covered * eff.step.rank_jitter_cv * expected_max_normal(num_gpus)
     # Synchronisations per layer and micro-batch: FSDP's gathers and reduce-scatter, else the
     # forward's and the backward's collectives.
-    per_layer = np.where(per_layer_sharding(p, stack), stack.zero3_gathers_per_micro_batch, 1.0)
+    kept = fsdp_whole_stage(p, stack)
+    per_layer = np.where(
+        per_layer_sharding(p, stack) & ~kept, stack.zero3_gathers_per_micro_batch, 1.0
+    )
     syncs = (1.0 + per_layer) * micro_batches * np.maximum(stage_layers, 1.0)
     straggler = straggler + sync_noise_s(covered, syncs, coupled_ranks(model, p, stack), eff)
     breakdown.update(

@@ -181,9 +181,10 @@ def fsdp_runs_path() -> Path:
 
 
 def torchtitan_runs_path() -> Path:
-    """torchtitan's FSDP weak-scaling pair (8 and 128 H100), a scaling check only: the runs
-    used 96 GB H100 at a 500 W power limit, which the catalog does not hold, so the file is not
-    among ``shipped_runs_paths`` (validate, fit and the memory test)."""
+    """torchtitan's December 2024 benchmarks (Llama 3.1 8B, 70B and 405B on 8-512 Grand Teton
+    H100, 96 GB HBM2e at 500 W: FSDP, FSDP + TP, FSDP + TP + PP, context parallelism), out of
+    sample: no constant is fitted to them and the file is not among ``shipped_runs_paths``;
+    ``tests/validation/test_torchtitan_scaling.py`` holds the bounds."""
     return _data_path("torchtitan_runs.json")
 
 

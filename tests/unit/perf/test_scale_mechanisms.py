@@ -315,3 +315,54 @@ def test_tied_embeddings_add_one_all_reduce_between_the_end_stages() -> None:
         model, _cluster(64), PlanBatch.from_plans(model, [_plan(pp=1)]), Efficiency(), Stack()
     )
     assert float(single[0]) == 0.0
+
+
+def _pipelined_fsdp(mode: str, micro_batches: int) -> StepArrays:
+    from scalewall.stack import preset
+
+    stack = dataclasses.replace(preset("torchtitan-fsdp2"), fsdp_under_pipeline=mode)
+    model = catalog.model("llama2-7b")
+    plan = ParallelPlan(
+        tp=1,
+        pp=4,
+        dp=16,
+        micro_batch=1,
+        global_batch=16 * micro_batches,
+        seq_len=4096,
+        zero=3,
+        recompute="full",
+        sequence_parallel=False,
+    )
+    batch = PlanBatch.from_plans(model, [plan])
+    return step.step_model(model, _cluster(64), batch, Efficiency(), stack)
+
+
+def test_fsdp_under_a_pipeline_reduces_once_per_step() -> None:
+    # Every micro-batch gathering and reduce-scattering costs m times one micro-batch's
+    # exposure; reduce-once pays the forward gathers m times and the reduce-scatter once;
+    # gather-once pays both once.
+    def fsdp(mode: str, m: int) -> float:
+        return float(_pipelined_fsdp(mode, m).breakdown_s["fsdp_comm"][0])
+
+    every = [fsdp("per-micro-batch", m) for m in (8, 16)]
+    reduce_once = [fsdp("reduce-once", m) for m in (8, 16)]
+    gather_once = [fsdp("gather-once", m) for m in (8, 16)]
+    assert every[1] == pytest.approx(2.0 * every[0], rel=1e-9)
+    assert gather_once[1] == pytest.approx(gather_once[0], rel=1e-9)
+    assert gather_once[0] <= reduce_once[0] < every[0]
+    assert reduce_once[1] - reduce_once[0] < every[1] - every[0]
+
+
+def test_a_pipeline_that_keeps_fsdp_units_gathered_holds_its_stage_whole() -> None:
+    every = _pipelined_fsdp("per-micro-batch", 8).memory_bytes
+    kept = _pipelined_fsdp("reduce-once", 8).memory_bytes
+    # The stage's BF16 weights and FP32 gradients, both whole: 2 and 4 bytes a parameter.
+    assert kept["gradients"][0] == pytest.approx(2.0 * kept["weights"][0], rel=1e-9)
+    assert kept["weights"][0] > every["weights"][0]
+    assert kept["gradients"][0] == pytest.approx(16.0 * every["gradients"][0], rel=1e-9)
+    assert kept["optimizer_state"][0] == pytest.approx(every["optimizer_state"][0], rel=1e-9)
+
+
+def test_an_unknown_fsdp_pipeline_mode_is_refused() -> None:
+    with pytest.raises(ScalewallError, match="fsdp_under_pipeline"):
+        Stack(name="x", fsdp_under_pipeline="sometimes")
