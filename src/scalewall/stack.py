@@ -62,7 +62,7 @@ def release_match(name: str) -> str | None:
     of the same family whose release number has as many leading digits (container years like
     24.07 apart from NeMo 2.0 and from calendar years), the latest one not newer than the
     named release, so a run gets the behaviour of the last release catalogued before it
-    (``nemo-24.12`` -> ``nemo-24.07``, ``megatron-core-0.13`` -> ``megatron-core``); a
+    (``nemo-24.11`` -> ``nemo-24.09``, ``megatron-core-0.13`` -> ``megatron-core``); a
     family the catalog holds with no release numbers runs as its one entry
     (``torchtitan-0.2`` -> ``torchtitan-fsdp2``). None when the name carries no release or
     nothing catalogued precedes it."""

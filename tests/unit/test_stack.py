@@ -142,8 +142,9 @@ def test_eager_pytorch_kernels_cost_what_torch_compile_saves() -> None:
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("nemo-24.12", "nemo-24.07"),
-        ("NeMo 24.09", "nemo-24.07"),
+        ("nemo-24.11", "nemo-24.09"),
+        ("NeMo 24.09", "nemo-24.09"),
+        ("nemo-24.08", "nemo-24.07"),
         ("nemo-25.05", "nemo-25.04"),
         ("nemo-26.06", "megatron-bridge"),
         ("megatron-core-0.13", "megatron-core"),
