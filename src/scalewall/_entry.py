@@ -79,6 +79,7 @@ def resolve_plan(
         plan or {},
         zero=stack.zero_stage,
         global_batch_tokens=global_batch_tokens,
+        stack=stack,
     )
 
 

@@ -12,7 +12,7 @@ from scalewall.cluster import resolve_cluster
 from scalewall.perf.assumptions import Efficiency
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import step_model
-from scalewall.plan.plan import ParallelPlan, check_precision, validate
+from scalewall.plan.plan import ParallelPlan, check_precision, validate, validate_for_stack
 from scalewall.plan.topology import Cluster
 from scalewall.stack import StackSpec, resolve_stack
 from scalewall.validation.error_bars import validation_interval
@@ -108,6 +108,7 @@ def estimate(
         cluster = resolve_cluster(cluster)
     resolved_stack = resolve_stack(stack, stack_overrides)
     validate(model, plan, cluster.num_gpus)
+    validate_for_stack(plan, resolved_stack)
     check_precision(cluster.accelerator, plan.precision)
     batch = PlanBatch.from_plans(model, [plan])
     out = step_model(model, cluster, batch, efficiency or Efficiency(), resolved_stack)

@@ -12,6 +12,7 @@ import pytest
 import scalewall
 from scalewall.cli.app import load_command
 from scalewall.plan.defaults import DEFAULT_MODEL, PLAN_DEFAULTS
+from scalewall.plan.plan import STACK_PLAN_FIELDS
 from scalewall.web.requests import EstimateRequest, GoodputRequest
 
 PLAN_COMMANDS = ("estimate", "goodput")
@@ -27,9 +28,10 @@ def _options(command: str) -> dict[str, Any]:
 def test_cli_option_defaults_are_the_plan_defaults(command: str) -> None:
     defaults = _options(command)
     for name, value in PLAN_DEFAULTS.fields().items():
-        if name == "global_batch":
-            # Left out (None): the resolver fills PLAN_DEFAULTS.global_batch, or the tokens.
-            assert defaults[name] is None
+        if name == "global_batch" or name in STACK_PLAN_FIELDS:
+            # Left out (None): the resolver fills PLAN_DEFAULTS.global_batch, or the tokens;
+            # the stack-dependent fields PLAN_DEFAULTS' value, or what the stack runs.
+            assert defaults[name] is None, name
         else:
             assert defaults[name] == value, name
     assert defaults["model"] == DEFAULT_MODEL
@@ -120,3 +122,18 @@ def test_shared_options_are_spelled_once(command: str) -> None:
     for name, opts in common.items():
         if name in flags:
             assert set(flags[name]) == set(opts), (command, name)
+
+
+def test_defaults_a_stack_cannot_run_give_way_and_stated_ones_are_refused(
+    run_cli: Callable[..., Any],
+) -> None:
+    args = ["--model", "llama3-8b", "--gpu", "h100-sxm-80gb", "--gpus", "64", "--json"]
+    result = run_cli("estimate", *args, "--stack", "pytorch-fsdp-full-shard")
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)["plan"]
+    assert (plan["pp"], plan["recompute"], plan["dp"]) == (1, "full", 64 // PLAN_DEFAULTS.tp)
+    api = scalewall.estimate("llama3-8b", gpu="h100-sxm-80gb", gpus=64, stack="fsdp")
+    assert json.loads(json.dumps(api.to_dict())) == json.loads(result.stdout)
+    refused = run_cli("estimate", *args, "--stack", "fsdp", "--pp", "2")
+    assert refused.returncode == 2
+    assert "pp=2" in refused.stderr and "no pipeline" in refused.stderr

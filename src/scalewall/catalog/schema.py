@@ -303,8 +303,9 @@ def _check_count(name: str, value: object, least: int, where: str) -> None:
 CUDA_GRAPH_SCOPES = ("none", "router", "attention", "layer", "full")
 """``Stack.cuda_graphs`` values, from nothing captured to the whole iteration."""
 
-SELECTIVE_RECOMPUTE = ("attention", "alternate-matmuls")
-"""``Stack.selective_recompute`` values: what a plan's ``recompute = "selective"`` rebuilds."""
+SELECTIVE_RECOMPUTE = ("attention", "alternate-matmuls", "none")
+"""``Stack.selective_recompute`` values: what a plan's ``recompute = "selective"`` rebuilds
+(``none``: the stack has no selective mode, only full recompute)."""
 
 FSDP_UNDER_PIPELINE = ("per-micro-batch", "reduce-once", "gather-once")
 """``Stack.fsdp_under_pipeline`` values: FSDP's per-layer collectives under a pipeline."""
@@ -505,7 +506,20 @@ class Stack:
     activation checkpointing (``selective_ac_option = "op"``): in each block the outputs of the
     attention kernel and of every other matmul in forward order are saved, and every second
     matmul with every non-matmul op (norms, activations, rotary embedding) runs again in
-    backward from the block's input."""
+    backward from the block's input. ``none``: the stack checkpoints whole layers only
+    (Megatron-LM 2021's ``--checkpoint-activations``, DeepSpeed's activation checkpointing,
+    PyTorch FSDP's per-block ``checkpoint_wrapper``): a plan cannot ask for selective."""
+    pipeline_parallel: bool = True
+    """The stack runs pipeline parallelism (pp > 1). PyTorch FSDP with a data-parallel trainer
+    (LLM Foundry/Composer, Hugging Face) and DeepSpeed's ZeRO-2/3 engine do not."""
+    interleaved_pipeline: bool = True
+    """The stack runs an interleaved (virtual-stage) pipeline schedule (vpp > 1): Megatron-LM
+    since 2021 (Narayanan et al. SC'21), torchtitan; not DeepSpeed's pipeline engine (one
+    stage per rank, ``TrainSchedule``), nanotron or DualPipe."""
+    sequence_parallel_support: bool = True
+    """The stack shards the norms' and dropouts' activations over the TP group (Megatron's
+    sequence parallelism, Korthikanti et al. 2022): Megatron-LM from 2022 (v3.0) and every
+    stack built on it since; not Megatron-LM 2021 or the Megatron-DeepSpeed forks of it."""
     recompute_mla_up_proj: bool = False
     """Selective recompute also rebuilds multi-head latent attention's up projections (the
     per-head Q, K, V) from the latents in backward instead of keeping them (DeepSeek-V3 report

@@ -85,8 +85,14 @@ WideOpt = Annotated[
 # Plan flags shared by every subcommand that takes one plan; their defaults are
 # PLAN_DEFAULTS (scalewall.plan.defaults), which the API and the web app read too.
 TpOpt = Annotated[int, typer.Option(help="Tensor-parallel width.")]
-PpOpt = Annotated[int, typer.Option(help="Pipeline stages.")]
-VppOpt = Annotated[int, typer.Option(help="Virtual stages per pipeline rank.")]
+PpOpt = Annotated[
+    int | None,
+    typer.Option(help=f"Pipeline stages (default {PLAN_DEFAULTS.pp}, 1 where the stack has none)."),
+]
+VppOpt = Annotated[
+    int | None,
+    typer.Option(help=f"Virtual stages per pipeline rank (default {PLAN_DEFAULTS.vpp})."),
+]
 DpOpt = Annotated[int | None, typer.Option(help="Data-parallel replicas (default: fill).")]
 CpOpt = Annotated[int, typer.Option(help="Context-parallel width.")]
 EpOpt = Annotated[int, typer.Option(help="Expert-parallel width (MoE).")]
@@ -109,14 +115,26 @@ GlobalBatchTokensOpt = Annotated[
     int | None, typer.Option(help="Tokens per step, instead of --global-batch.")
 ]
 SeqLenOpt = Annotated[int, typer.Option(help="Sequence length in tokens.")]
-RecomputeOpt = Annotated[str, typer.Option(help="none, selective or full.")]
+RecomputeOpt = Annotated[
+    str | None,
+    typer.Option(
+        help=f"none, selective or full (default {PLAN_DEFAULTS.recompute}; full where the "
+        "stack has no selective mode)."
+    ),
+]
 ZeroOpt = Annotated[
     int | None,
     typer.Option(
         help="0 all-reduce, 1 distributed optimizer, 2, 3 (default: the stack's sharding)."
     ),
 ]
-SequenceParallelOpt = Annotated[bool, typer.Option("--sequence-parallel/--no-sequence-parallel")]
+SequenceParallelOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--sequence-parallel/--no-sequence-parallel",
+        help="Megatron sequence parallelism (default on, off where the stack has none).",
+    ),
+]
 PrecisionOpt = Annotated[
     str, typer.Option(help="bf16, fp16, fp8 (per-tensor), fp8-block, mxfp8 or nvfp4.")
 ]
@@ -189,7 +207,12 @@ def plan_from_options(
     """A plan from CLI flags (``fields`` are ParallelPlan fields; None: the default): the
     resolver the Python API uses too (``dp`` fills the cluster, ``zero`` is the stack's)."""
     return plan_from_fields(
-        cluster, model, fields, zero=stack.zero_stage, global_batch_tokens=global_batch_tokens
+        cluster,
+        model,
+        fields,
+        zero=stack.zero_stage,
+        global_batch_tokens=global_batch_tokens,
+        stack=stack,
     )
 
 

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from scalewall.catalog.schema import ModelSpec
+from scalewall.catalog.schema import ModelSpec, Stack
 from scalewall.errors import SpecError
-from scalewall.plan.plan import ParallelPlan
+from scalewall.plan.plan import STACK_FALLBACKS, STACK_PLAN_FIELDS, ParallelPlan, stack_allows
 from scalewall.plan.topology import Cluster
 
 DEFAULT_MODEL = "llama3-70b"
@@ -89,11 +89,13 @@ def plan_from_fields(
     *,
     zero: int = 1,
     global_batch_tokens: int | None = None,
+    stack: Stack | None = None,
 ) -> ParallelPlan:
     """A plan from the fields a question gives, the others from ``PLAN_DEFAULTS``: ``dp``
     (absent or None) fills the cluster, ``zero`` (absent or None) is the given stack's
     sharding, and ``global_batch_tokens`` (tokens per step) sets ``global_batch`` to
-    tokens / seq_len when the batch is not given in sequences."""
+    tokens / seq_len when the batch is not given in sequences. A default ``stack`` cannot run
+    takes the value it runs instead (``plan.STACK_FALLBACKS``)."""
     given = {k: v for k, v in fields.items() if v is not None}
     unknown = set(given) - set(ParallelPlan.__dataclass_fields__)
     if unknown:
@@ -108,6 +110,13 @@ def plan_from_fields(
                 f"at least one sequence of {merged['seq_len']} tokens",
             )
         merged["global_batch"] = global_batch_tokens // merged["seq_len"]
+    if stack is not None:
+        # A default the stack cannot run gives way to what it runs (a pipeline, an
+        # interleaved schedule, sequence parallelism, selective recompute); a value the
+        # question gives is the question's, and ``validate_for_stack`` refuses it.
+        for name in STACK_PLAN_FIELDS:
+            if name not in given and stack_allows(stack, name, merged[name]) is not None:
+                merged[name] = STACK_FALLBACKS[name]
     tp, pp, cp = int(merged["tp"]), int(merged["pp"]), int(merged["cp"])
     check_widths(model, tp, pp, cp)
     if "dp" not in given:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scalewall.catalog.schema import Accelerator, ModelSpec
+from scalewall.catalog.schema import Accelerator, ModelSpec, Stack
 from scalewall.errors import SpecError
 
 RECOMPUTE_MODES = ("none", "selective", "full")
@@ -287,3 +287,43 @@ def validate(model: ModelSpec, plan: ParallelPlan, num_gpus: int | None = None) 
             f"all-to-all context parallelism exchanges heads: tp x cp = {plan.tp * plan.cp} "
             f"must divide the {model.heads} heads (or use cp_mode ring)",
         )
+
+
+def stack_allows(stack: Stack, field_name: str, value: object) -> str | None:
+    """Why ``stack`` cannot run a plan whose ``field_name`` is ``value`` (the valid values, as
+    a SpecError states them), or None where it can: a pipeline, an interleaved schedule,
+    sequence parallelism and selective recompute only where the stack implements them
+    (``Stack.pipeline_parallel``, ``interleaved_pipeline``, ``sequence_parallel_support``,
+    ``selective_recompute``)."""
+    several = isinstance(value, int) and value > 1
+    if field_name == "pp" and several and not stack.pipeline_parallel:
+        return f"1: {stack.id} runs no pipeline parallelism"
+    if field_name == "vpp" and several and not stack.interleaved_pipeline:
+        return f"1: {stack.id} runs no interleaved pipeline schedule"
+    if field_name == "sequence_parallel" and value and not stack.sequence_parallel_support:
+        return f"false: {stack.id} has no sequence parallelism"
+    if field_name == "recompute" and value == "selective" and stack.selective_recompute == "none":
+        return f"none or full: {stack.id} checkpoints whole layers only"
+    return None
+
+
+STACK_PLAN_FIELDS = ("pp", "vpp", "sequence_parallel", "recompute")
+"""The plan fields a stack's capabilities restrict (``stack_allows``)."""
+STACK_FALLBACKS: dict[str, object] = {
+    "pp": 1,
+    "vpp": 1,
+    "sequence_parallel": False,
+    "recompute": "full",
+}
+"""What a default plan field becomes where the stack cannot run the default: no pipeline, one
+stage per rank, no sequence parallelism, and the whole-layer checkpointing a stack without a
+selective mode runs."""
+
+
+def validate_for_stack(plan: ParallelPlan, stack: Stack) -> None:
+    """Raise SpecError naming the first plan field ``stack`` cannot run."""
+    for name in STACK_PLAN_FIELDS:
+        value = getattr(plan, name)
+        valid = stack_allows(stack, name, value)
+        if valid is not None:
+            raise SpecError(name, value, valid)

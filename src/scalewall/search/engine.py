@@ -334,6 +334,7 @@ def search(
     gb, seq = resolve_batch(spec, seq_len, global_batch, global_batch_tokens)
     obj = objective(objective_name) if isinstance(objective_name, str) else objective_name
     eff, stk = efficiency or Efficiency(), resolve_stack(stack)
+    space = (space or SearchSpace()).for_stack(stk)
     plans = enumerate_plans(
         spec, resolved.num_gpus, resolved.system.scale_up_domain_gpus, gb, seq, space
     )

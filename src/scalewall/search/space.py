@@ -16,15 +16,16 @@ full stage.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from scalewall.catalog.schema import ModelSpec
+from scalewall.catalog.schema import ModelSpec, Stack
 from scalewall.errors import SpecError
 from scalewall.perf.batch import PlanBatch
-from scalewall.plan.plan import CP_MODES, PRECISIONS, RECOMPUTE_MODES
+from scalewall.plan.plan import CP_MODES, PRECISIONS, RECOMPUTE_MODES, stack_allows
 
 FloatArray = NDArray[np.float64]
 
@@ -69,6 +70,29 @@ class SearchSpace:
     expert_tp: tuple[str, ...] = ("1", "tp")
     """Expert tensor-parallel widths to try: ``1`` (experts whole, Megatron-Core MoE recipes)
     and ``tp`` (experts split like the dense layers)."""
+
+    def for_stack(self, stack: Stack) -> SearchSpace:
+        """This space less the plans ``stack`` cannot run (``plan.stack_allows``): no pipeline,
+        no interleaved schedule, no sequence parallelism or no selective recompute where the
+        stack has none; a space left with nothing to try is the error of the field that
+        emptied it."""
+        changes: dict[str, Any] = {}
+        no_pipeline = stack_allows(stack, "pp", 2)
+        if no_pipeline is not None:
+            if self.pp_values and 1 not in self.pp_values:
+                raise SpecError("pp", self.pp_values[0], no_pipeline)
+            changes["pp_values"] = (1,)
+        if stack_allows(stack, "vpp", 2) is not None:
+            changes["max_vpp"] = 1
+        if stack_allows(stack, "sequence_parallel", True) is not None:
+            changes["sequence_parallel"] = (False,)
+        no_selective = stack_allows(stack, "recompute", "selective")
+        if no_selective is not None:
+            kept = tuple(r for r in self.recompute if r != "selective")
+            if not kept:
+                raise SpecError("recompute", "selective", no_selective)
+            changes["recompute"] = kept
+        return replace(self, **changes) if changes else self
 
     def allows(self, name: str, value: int) -> bool:
         """Whether ``value`` passes the optional ``<name>_values`` filter."""

@@ -26,9 +26,11 @@ from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import StepArrays, step_model
 from scalewall.plan.plan import (
     PRECISIONS,
+    STACK_PLAN_FIELDS,
     ParallelPlan,
     check_precision,
     default_stage_split,
+    stack_allows,
     stage_layers,
     validate,
 )
@@ -131,6 +133,16 @@ def _options(case: Case) -> dict[str, list[Any]]:
         opts["zero"] = [max(zero or 0, 1 if dist else 0)]
     opts["precision"] = [_precision(case)]
     opts["first_stage_layers"], opts["last_stage_layers"] = [first], [last]
+    # What the case's stack runs: an open field takes only values the stack implements; a
+    # stated one it does not is the case's error.
+    for name in STACK_PLAN_FIELDS:
+        stated = plan.get(name)
+        if stated is not None:
+            valid = stack_allows(case.stack, name, opts[name][0])
+            if valid is not None:
+                raise SpecError(f"plan.{name}", stated, valid)
+        else:
+            opts[name] = [v for v in opts[name] if stack_allows(case.stack, name, v) is None]
     return opts
 
 

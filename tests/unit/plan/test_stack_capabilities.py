@@ -1,0 +1,127 @@
+"""What a stack can run: a plan asking for a pipeline, an interleaved schedule, sequence
+parallelism or selective recompute the stack does not implement is refused in one line; the
+search never proposes one, and the validator never picks one for a field a source left open."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from scalewall import estimate, search
+from scalewall.errors import SpecError
+from scalewall.plan.plan import ParallelPlan, validate_for_stack
+from scalewall.stack import resolve_stack
+from scalewall.validation.harness import predict_case
+from scalewall.validation.runs import deepspeed_pipeline_runs_path, read_runs
+
+PLAN = ParallelPlan(
+    tp=4,
+    pp=4,
+    dp=4,
+    vpp=1,
+    micro_batch=1,
+    global_batch=64,
+    seq_len=2048,
+    sequence_parallel=False,
+    recompute="full",
+)
+
+
+@pytest.mark.parametrize(
+    ("stack", "field", "value"),
+    [
+        ("megatron-deepspeed", "vpp", 2),
+        ("megatron-deepspeed", "sequence_parallel", True),
+        ("megatron-deepspeed", "recompute", "selective"),
+        ("megatron-lm-2021", "sequence_parallel", True),
+        ("pytorch-fsdp-full-shard", "pp", 4),
+        ("deepspeed-zero3", "pp", 4),
+        ("nanotron", "vpp", 2),
+    ],
+)
+def test_a_plan_the_stack_cannot_run_is_refused(stack: str, field: str, value: object) -> None:
+    plan = replace(PLAN, **{field: value})
+    with pytest.raises(SpecError, match=f"{field}={value!r}"):
+        validate_for_stack(plan, resolve_stack(stack))
+
+
+def test_stacks_that_implement_them_take_every_choice() -> None:
+    plan = replace(PLAN, vpp=2, sequence_parallel=True, recompute="selective")
+    for stack in ("megatron-core", "megatron-lm-2022", "torchtitan", "nemo-24.07"):
+        validate_for_stack(plan, resolve_stack(stack))
+
+
+def test_estimate_refuses_and_the_cli_says_it_in_one_line() -> None:
+    with pytest.raises(SpecError, match="megatron-deepspeed runs no interleaved"):
+        estimate(
+            "llama2-7b", gpu="a100-sxm-80gb", gpus=64, plan=replace(PLAN, vpp=2), stack="gpt-neox"
+        )
+    code = "from scalewall.cli.app import main; main()"
+    args = ["estimate", "-m", "llama2-7b", "--gpu", "a100-sxm-80gb", "--gpus", "64"]
+    args += ["--tp", "4", "--pp", "4", "--vpp", "2", "--global-batch", "64", "--seq-len", "2048"]
+    args += ["--stack", "megatron-deepspeed"]
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "vpp" in result.stderr
+
+
+def test_search_proposes_only_what_the_stack_runs() -> None:
+    fsdp = search(
+        "llama2-7b",
+        gpu="h100-sxm-80gb",
+        gpus=64,
+        global_batch=256,
+        seq_len=4096,
+        stack="pytorch-fsdp-full-shard",
+        top_k=20,
+    )
+    assert fsdp.top and all(r.plan.pp == 1 for r in fsdp.top)
+    deepspeed = search(
+        "llama2-13b",
+        gpu="a100-sxm-80gb",
+        gpus=128,
+        global_batch=512,
+        seq_len=2048,
+        stack="megatron-deepspeed",
+        top_k=20,
+    )
+    assert deepspeed.top
+    for r in deepspeed.top:
+        assert r.plan.vpp == 1 and not r.plan.sequence_parallel
+        assert r.plan.recompute != "selective"
+
+
+def test_open_fields_take_only_what_the_stack_runs(tmp_path: Path) -> None:
+    # BLOOM's training iteration with its schedule, sequence parallelism and recompute left
+    # open, as a user who read only the training log would state it.
+    case = next(c for c in read_runs(deepspeed_pipeline_runs_path()) if c.id == "bloom_176b_384gpu")
+    plan = {**case.plan, "vpp": None, "sequence_parallel": None, "recompute": None}
+    chosen = predict_case(replace(case, plan=plan)).plan
+    assert chosen.vpp == 1 and not chosen.sequence_parallel and chosen.recompute != "selective"
+
+
+def test_a_stated_field_the_stack_cannot_run_is_the_case_error(tmp_path: Path) -> None:
+    data = json.loads(deepspeed_pipeline_runs_path().read_text())
+    case = next(c for c in data["cases"] if c["id"] == "bloom_176b_384gpu")
+    case["plan"]["sequence_parallel"] = True
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"format": data["format"], "cases": [case]}))
+    code = "from scalewall.cli.app import main; main()"
+    result = subprocess.run(
+        [sys.executable, "-c", code, "validate", "--cases", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    errors = json.loads(result.stdout)["errors"]
+    assert len(errors) == 1 and "sequence_parallel" in json.dumps(errors[0])
