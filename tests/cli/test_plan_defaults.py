@@ -131,7 +131,7 @@ def test_defaults_a_stack_cannot_run_give_way_and_stated_ones_are_refused(
     result = run_cli("estimate", *args, "--stack", "pytorch-fsdp-full-shard")
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)["plan"]
-    assert (plan["pp"], plan["recompute"], plan["dp"]) == (1, "full", 64 // PLAN_DEFAULTS.tp)
+    assert (plan["tp"], plan["pp"], plan["recompute"], plan["dp"]) == (1, 1, "full", 64)
     api = scalewall.estimate("llama3-8b", gpu="h100-sxm-80gb", gpus=64, stack="fsdp")
     assert json.loads(json.dumps(api.to_dict())) == json.loads(result.stdout)
     refused = run_cli("estimate", *args, "--stack", "fsdp", "--pp", "2")

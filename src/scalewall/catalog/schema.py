@@ -509,6 +509,10 @@ class Stack:
     backward from the block's input. ``none``: the stack checkpoints whole layers only
     (Megatron-LM 2021's ``--checkpoint-activations``, DeepSpeed's activation checkpointing,
     PyTorch FSDP's per-block ``checkpoint_wrapper``): a plan cannot ask for selective."""
+    tensor_parallel: bool = True
+    """The stack runs tensor parallelism (tp > 1): Megatron-style stacks and torchtitan; not the
+    data-parallel-only trainers (PyTorch FSDP with Hugging Face Accelerate or MosaicML
+    Composer, DeepSpeed's ZeRO engine without Megatron)."""
     pipeline_parallel: bool = True
     """The stack runs pipeline parallelism (pp > 1). PyTorch FSDP with a data-parallel trainer
     (LLM Foundry/Composer, Hugging Face) and DeepSpeed's ZeRO-2/3 engine do not."""

@@ -84,7 +84,12 @@ WideOpt = Annotated[
 ]
 # Plan flags shared by every subcommand that takes one plan; their defaults are
 # PLAN_DEFAULTS (scalewall.plan.defaults), which the API and the web app read too.
-TpOpt = Annotated[int, typer.Option(help="Tensor-parallel width.")]
+TpOpt = Annotated[
+    int | None,
+    typer.Option(
+        help=f"Tensor-parallel width (default {PLAN_DEFAULTS.tp}, 1 where the stack has none)."
+    ),
+]
 PpOpt = Annotated[
     int | None,
     typer.Option(help=f"Pipeline stages (default {PLAN_DEFAULTS.pp}, 1 where the stack has none)."),

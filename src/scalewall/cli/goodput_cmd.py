@@ -136,7 +136,7 @@ def goodput_command(
     cluster: ClusterOpt = None,
     gpu: GpuOpt = None,
     gpus: GpusOpt = None,
-    tp: TpOpt = PLAN_DEFAULTS.tp,
+    tp: TpOpt = None,
     pp: PpOpt = None,
     vpp: VppOpt = None,
     dp: DpOpt = None,

@@ -291,11 +291,13 @@ def validate(model: ModelSpec, plan: ParallelPlan, num_gpus: int | None = None) 
 
 def stack_allows(stack: Stack, field_name: str, value: object) -> str | None:
     """Why ``stack`` cannot run a plan whose ``field_name`` is ``value`` (the valid values, as
-    a SpecError states them), or None where it can: a pipeline, an interleaved schedule,
-    sequence parallelism and selective recompute only where the stack implements them
-    (``Stack.pipeline_parallel``, ``interleaved_pipeline``, ``sequence_parallel_support``,
-    ``selective_recompute``)."""
+    a SpecError states them), or None where it can: tensor and pipeline parallelism, an
+    interleaved schedule, sequence parallelism and selective recompute only where the stack
+    implements them (``Stack.tensor_parallel``, ``pipeline_parallel``, ``interleaved_pipeline``,
+    ``sequence_parallel_support``, ``selective_recompute``)."""
     several = isinstance(value, int) and value > 1
+    if field_name == "tp" and several and not stack.tensor_parallel:
+        return f"1: {stack.id} runs no tensor parallelism"
     if field_name == "pp" and several and not stack.pipeline_parallel:
         return f"1: {stack.id} runs no pipeline parallelism"
     if field_name == "vpp" and several and not stack.interleaved_pipeline:
@@ -307,17 +309,18 @@ def stack_allows(stack: Stack, field_name: str, value: object) -> str | None:
     return None
 
 
-STACK_PLAN_FIELDS = ("pp", "vpp", "sequence_parallel", "recompute")
+STACK_PLAN_FIELDS = ("tp", "pp", "vpp", "sequence_parallel", "recompute")
 """The plan fields a stack's capabilities restrict (``stack_allows``)."""
 STACK_FALLBACKS: dict[str, object] = {
+    "tp": 1,
     "pp": 1,
     "vpp": 1,
     "sequence_parallel": False,
     "recompute": "full",
 }
-"""What a default plan field becomes where the stack cannot run the default: no pipeline, one
-stage per rank, no sequence parallelism, and the whole-layer checkpointing a stack without a
-selective mode runs."""
+"""What a default plan field becomes where the stack cannot run the default: no tensor or
+pipeline parallelism, one stage per rank, no sequence parallelism, and the whole-layer
+checkpointing a stack without a selective mode runs."""
 
 
 def validate_for_stack(plan: ParallelPlan, stack: Stack) -> None:

@@ -72,11 +72,16 @@ class SearchSpace:
     and ``tp`` (experts split like the dense layers)."""
 
     def for_stack(self, stack: Stack) -> SearchSpace:
-        """This space less the plans ``stack`` cannot run (``plan.stack_allows``): no pipeline,
-        no interleaved schedule, no sequence parallelism or no selective recompute where the
-        stack has none; a space left with nothing to try is the error of the field that
-        emptied it."""
+        """This space less the plans ``stack`` cannot run (``plan.stack_allows``): no tensor
+        or pipeline parallelism, no interleaved schedule, no sequence parallelism or no
+        selective recompute where the stack has none; a space left with nothing to try is the
+        error of the field that emptied it."""
         changes: dict[str, Any] = {}
+        no_tensor = stack_allows(stack, "tp", 2)
+        if no_tensor is not None:
+            if self.tp_values and 1 not in self.tp_values:
+                raise SpecError("tp", self.tp_values[0], no_tensor)
+            changes["tp_values"] = (1,)
         no_pipeline = stack_allows(stack, "pp", 2)
         if no_pipeline is not None:
             if self.pp_values and 1 not in self.pp_values:

@@ -20,9 +20,9 @@ from scalewall.validation.harness import predict_case
 from scalewall.validation.runs import deepspeed_pipeline_runs_path, read_runs
 
 PLAN = ParallelPlan(
-    tp=4,
+    tp=1,
     pp=4,
-    dp=4,
+    dp=16,
     vpp=1,
     micro_batch=1,
     global_batch=64,
@@ -40,6 +40,8 @@ PLAN = ParallelPlan(
         ("megatron-deepspeed", "recompute", "selective"),
         ("megatron-lm-2021", "sequence_parallel", True),
         ("pytorch-fsdp-full-shard", "pp", 4),
+        ("pytorch-fsdp-full-shard", "tp", 4),
+        ("llm-foundry", "tp", 4),
         ("deepspeed-zero3", "pp", 4),
         ("nanotron", "vpp", 2),
     ],
@@ -51,7 +53,7 @@ def test_a_plan_the_stack_cannot_run_is_refused(stack: str, field: str, value: o
 
 
 def test_stacks_that_implement_them_take_every_choice() -> None:
-    plan = replace(PLAN, vpp=2, sequence_parallel=True, recompute="selective")
+    plan = replace(PLAN, tp=4, dp=4, vpp=2, sequence_parallel=True, recompute="selective")
     for stack in ("megatron-core", "megatron-lm-2022", "torchtitan", "nemo-24.07"):
         validate_for_stack(plan, resolve_stack(stack))
 
@@ -84,7 +86,7 @@ def test_search_proposes_only_what_the_stack_runs() -> None:
         stack="pytorch-fsdp-full-shard",
         top_k=20,
     )
-    assert fsdp.top and all(r.plan.pp == 1 for r in fsdp.top)
+    assert fsdp.top and all(r.plan.pp == 1 and r.plan.tp == 1 for r in fsdp.top)
     deepspeed = search(
         "llama2-13b",
         gpu="a100-sxm-80gb",
