@@ -229,6 +229,14 @@ def nemo_h100_fp8_runs_path() -> Path:
     return _data_path("nemo_h100_fp8_runs.json")
 
 
+def megatron_moe_modelzoo_runs_path() -> Path:
+    """Qwen3-235B-A22B on 256 H100 under Megatron-Core (NVIDIA's Megatron-MoE-ModelZoo
+    table: DeepEP and all-to-all dispatchers, cross- and intra-node expert parallelism), out of
+    sample: no constant is fitted to them and the file is not among ``shipped_runs_paths``;
+    ``tests/validation/test_megatron_moe_modelzoo.py`` holds the bounds and the misses."""
+    return _data_path("megatron_moe_modelzoo_runs.json")
+
+
 def shipped_runs_paths() -> tuple[Path, ...]:
     """Every ``scalewall-runs/1`` file shipped in the package, in the order they are read."""
     return (default_runs_path(), frontier_runs_path(), scaling_runs_path(), fsdp_runs_path())

@@ -1,0 +1,63 @@
+"""Qwen3-235B-A22B on 256 H100 under Megatron-Core (yanring/Megatron-MoE-ModelZoo, NVIDIA's
+MoE team, 2025), stated with the catalog model, the table's plans and the dispatcher and
+recompute modules as stack overrides; out of sample. Every row is laid out and fits; the two
+cross-node EP32 rows (with and without the all-to-all overlap) and the all-to-all PP32 row
+within 15%. Two rows are missed and held as strict expected failures: with TP 4 and 16 local
+experts per GPU and no CUDA graphs the host model issues 27 s of a 45 s step where 29 s were
+measured (+56%), and the Megatron-FSDP row with full recompute is predicted 27% slow."""
+
+from __future__ import annotations
+
+import pytest
+
+from scalewall.validation.harness import CasePrediction, predict_cases
+from scalewall.validation.runs import megatron_moe_modelzoo_runs_path, read_runs
+
+
+@pytest.fixture(scope="module")
+def predictions() -> dict[str, CasePrediction]:
+    out = predict_cases(read_runs(megatron_moe_modelzoo_runs_path()))
+    assert not any(isinstance(p, Exception) for p in out)
+    return {p.case.id: p for p in out if isinstance(p, CasePrediction)}
+
+
+def _error(p: CasePrediction) -> float:
+    return p.row["step_time_s"] / float(p.case.published["step_time_s"]) - 1.0
+
+
+WITHIN = [
+    "mcore_qwen3_235b_deepep_tp2ep32pp8vpp4",
+    "mcore_qwen3_235b_deepep_tp2ep32pp8vpp4_a2aoverlap",
+    "mcore_qwen3_235b_a2a_tp2ep8pp32vpp3",
+]
+
+
+def test_every_row_is_predicted_and_fits(predictions: dict[str, CasePrediction]) -> None:
+    assert len(predictions) == 5
+    assert all(p.fits for p in predictions.values())
+
+
+@pytest.mark.parametrize("case_id", WITHIN)
+def test_rows_within_fifteen_percent(predictions: dict[str, CasePrediction], case_id: str) -> None:
+    assert abs(_error(predictions[case_id])) <= 0.15
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="TP 4, EP 8 (16 local experts), micro-batch 1, no CUDA graphs: the host model "
+    "(host_op_s over a tally of unfused operations) issues 27 s of the predicted 45 s step; "
+    "29 s measured. The runs fuse the router and the permutation (--moe-router-fusion, "
+    "--moe-permute-fusion), which the tally does not count; not modelled",
+)
+def test_tp4_row_within_twenty_percent(predictions: dict[str, CasePrediction]) -> None:
+    assert abs(_error(predictions["mcore_qwen3_235b_deepep_tp4ep8pp8vpp4"])) <= 0.20
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Megatron-FSDP with EP 8 and full recompute at micro-batch 4: predicted 22.4 s "
+    "against 17.6 s measured, as fast as the cross-node row with the all-to-all overlapped; "
+    "not explained",
+)
+def test_fsdp_row_within_twenty_percent(predictions: dict[str, CasePrediction]) -> None:
+    assert abs(_error(predictions["mcore_qwen3_235b_deepep_tp2ep8_fsdp"])) <= 0.20
