@@ -58,18 +58,21 @@ def test_stacks_that_implement_them_take_every_choice() -> None:
         validate_for_stack(plan, resolve_stack(stack))
 
 
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    code = "from scalewall.cli.app import main; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False
+    )
+
+
 def test_estimate_refuses_and_the_cli_says_it_in_one_line() -> None:
     with pytest.raises(SpecError, match="megatron-deepspeed runs no interleaved"):
         estimate(
             "llama2-7b", gpu="a100-sxm-80gb", gpus=64, plan=replace(PLAN, vpp=2), stack="gpt-neox"
         )
-    code = "from scalewall.cli.app import main; main()"
     args = ["estimate", "-m", "llama2-7b", "--gpu", "a100-sxm-80gb", "--gpus", "64"]
     args += ["--tp", "4", "--pp", "4", "--vpp", "2", "--global-batch", "64", "--seq-len", "2048"]
-    args += ["--stack", "megatron-deepspeed"]
-    result = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False
-    )
+    result = _cli(*args, "--stack", "megatron-deepspeed")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -102,7 +105,7 @@ def test_search_proposes_only_what_the_stack_runs() -> None:
         assert r.plan.recompute != "selective"
 
 
-def test_open_fields_take_only_what_the_stack_runs(tmp_path: Path) -> None:
+def test_open_fields_take_only_what_the_stack_runs() -> None:
     # BLOOM's training iteration with its schedule, sequence parallelism and recompute left
     # open, as a user who read only the training log would state it.
     case = next(c for c in read_runs(deepspeed_pipeline_runs_path()) if c.id == "bloom_176b_384gpu")
@@ -117,13 +120,7 @@ def test_a_stated_field_the_stack_cannot_run_is_the_case_error(tmp_path: Path) -
     case["plan"]["sequence_parallel"] = True
     path = tmp_path / "runs.json"
     path.write_text(json.dumps({"format": data["format"], "cases": [case]}))
-    code = "from scalewall.cli.app import main; main()"
-    result = subprocess.run(
-        [sys.executable, "-c", code, "validate", "--cases", str(path), "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = _cli("validate", "--cases", str(path), "--json")
     assert result.returncode == 0, result.stderr
     errors = json.loads(result.stdout)["errors"]
     assert len(errors) == 1 and "sequence_parallel" in json.dumps(errors[0])
