@@ -46,7 +46,8 @@ def _deep_61(case_id: str, pp: int, vpp: int) -> dict[str, Any]:
     case = _dense()
     case["id"] = case_id
     case["model"]["layers"] = 61
-    # Megatron-Core: the interleaved schedule (vpp 2) that vTrain's DeepSpeed engine lacks.
+    # Megatron-Core: the interleaved schedule (vpp 2) that vTrain's DeepSpeed engine lacks
+    # (stated on it, the case would be predicted with a warning).
     case["plan"] |= {"pp": pp, "dp": 64 // pp, "vpp": vpp, "stack": "megatron-core"}
     return case
 
