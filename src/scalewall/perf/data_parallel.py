@@ -82,7 +82,8 @@ def dp_times(
     any_full = bool(np.any(full_reduce))
     per_layer = per_layer_sharding(p, stack)
     any_per_layer = bool(np.any(per_layer))
-    passes = fsdp_passes(p, stack, micro_batches)
+    # Counted only for batches with per-layer sharding (a search batch is often without).
+    passes = fsdp_passes(p, stack, micro_batches) if any_per_layer else None
     grad = np.zeros_like(t_fwd)
     gather = np.zeros_like(t_fwd)
     fsdp = np.zeros_like(t_fwd)
