@@ -524,6 +524,14 @@ class Stack:
     """The stack shards the norms' and dropouts' activations over the TP group (Megatron's
     sequence parallelism, Korthikanti et al. 2022): Megatron-LM from 2022 (v3.0) and every
     stack built on it since; not Megatron-LM 2021 or the Megatron-DeepSpeed forks of it."""
+    activation_offload: bool = True
+    """The stack can move layers' activations to host memory in forward and back for backward
+    (a plan's ``offload_layers``): Megatron-Core's ``cpu_offloading`` /
+    ``cpu_offloading_num_layers`` (megatron/core/transformer/transformer_config.py), which
+    Megatron-Bridge's Llama 3 70B FSDP performance recipes set (``cpu_offloading_num_layers``
+    20-30 in scripts/performance/configs/llama/llama3_workload_base_configs.py). Not PyTorch
+    FSDP's or DeepSpeed's parameter offload, which move weights, nor the 2021-2023 Megatron-LM
+    and Megatron-DeepSpeed releases, which predate it."""
     recompute_mla_up_proj: bool = False
     """Selective recompute also rebuilds multi-head latent attention's up projections (the
     per-head Q, K, V) from the latents in backward instead of keeping them (DeepSeek-V3 report

@@ -111,6 +111,14 @@ FirstStageLayersOpt = Annotated[
 LastStageLayersOpt = Annotated[
     int, typer.Option(help="Layers on the last pipeline stage (0: even split).")
 ]
+OffloadLayersOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="Layers whose activations go to host memory and back (Megatron-Core "
+        "cpu_offloading_num_layers; pp 1, no recompute; default 0: none).",
+        show_default=False,
+    ),
+]
 MicroBatchOpt = Annotated[int, typer.Option(help="Sequences per micro-batch.")]
 GlobalBatchOpt = Annotated[
     int | None,
@@ -268,6 +276,7 @@ __all__ = [
     "LastStageLayersOpt",
     "MicroBatchOpt",
     "ModelOpt",
+    "OffloadLayersOpt",
     "PpOpt",
     "PrecisionOpt",
     "RecomputeOpt",

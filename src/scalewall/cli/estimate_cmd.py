@@ -24,6 +24,7 @@ from scalewall.cli.common import (
     LastStageLayersOpt,
     MicroBatchOpt,
     ModelOpt,
+    OffloadLayersOpt,
     PpOpt,
     PrecisionOpt,
     RecomputeOpt,
@@ -98,6 +99,7 @@ def estimate_command(
     cp_mode: CpModeOpt = PLAN_DEFAULTS.cp_mode,
     first_stage_layers: FirstStageLayersOpt = PLAN_DEFAULTS.first_stage_layers,
     last_stage_layers: LastStageLayersOpt = PLAN_DEFAULTS.last_stage_layers,
+    offload_layers: OffloadLayersOpt = None,
     micro_batch: MicroBatchOpt = PLAN_DEFAULTS.micro_batch,
     global_batch: GlobalBatchOpt = None,
     global_batch_tokens: GlobalBatchTokensOpt = None,
@@ -138,6 +140,7 @@ def estimate_command(
         cp_mode=cp_mode,
         first_stage_layers=first_stage_layers,
         last_stage_layers=last_stage_layers,
+        offload_layers=offload_layers,
     )
     cal = load_calibration(calibration)
     if cal is not None:

@@ -31,6 +31,7 @@ from scalewall.cli.common import (
     LastStageLayersOpt,
     MicroBatchOpt,
     ModelOpt,
+    OffloadLayersOpt,
     PpOpt,
     PrecisionOpt,
     RecomputeOpt,
@@ -146,6 +147,7 @@ def goodput_command(
     cp_mode: CpModeOpt = PLAN_DEFAULTS.cp_mode,
     first_stage_layers: FirstStageLayersOpt = PLAN_DEFAULTS.first_stage_layers,
     last_stage_layers: LastStageLayersOpt = PLAN_DEFAULTS.last_stage_layers,
+    offload_layers: OffloadLayersOpt = None,
     micro_batch: MicroBatchOpt = PLAN_DEFAULTS.micro_batch,
     global_batch: Annotated[
         int | None,
@@ -210,6 +212,7 @@ def goodput_command(
         cp_mode=cp_mode,
         first_stage_layers=first_stage_layers,
         last_stage_layers=last_stage_layers,
+        offload_layers=offload_layers,
         vpp=vpp,
         micro_batch=micro_batch,
         recompute=recompute,

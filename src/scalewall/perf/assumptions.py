@@ -352,6 +352,25 @@ class MemoryEfficiency:
     row-wise and a column-wise 4-bit copy (0.5 each) with one FP8 scale per 16 elements each
     (0.0625). Set by: the NVFP4 layout (E2M1 values, E4M3 scales per 16; arXiv 2509.25149),
     not fitted."""
+    offload_buffer_layers: float = 1.0
+    """Layers of offloaded activations (a plan's ``offload_layers``) still in HBM at the peak:
+    the layer whose copy to the host is in flight while the next one computes (Megatron-Core's
+    offload handler frees a layer's tensors once their device-to-host copy ends). Set by: the
+    handler's one-layer-ahead design, not fitted."""
+    host_copy_bw_efficiency: float = 0.85
+    """Share of the host link's per-direction rate (``System.host_link_bytes_per_s_per_gpu``)
+    an activation copy to or from host memory gets. Set by: assumption (copy engines run near
+    a link's rate on large pinned buffers), not fitted: on NVLink-C2C systems the offloaded
+    runs' copies hide behind compute, so their step times do not resolve it."""
+    host_memory_usable_frac: float = 0.8
+    """Share of a node's host memory (``System.host_memory_bytes``, split evenly over its GPUs)
+    offloaded activations may take; the rest holds the operating system, the data loader's
+    buffers, pinned communication buffers and checkpoint staging. Set by: assumption, not
+    fitted."""
+    host_link_fallback_bytes_per_s: float = 63e9
+    """Host link per GPU where the system gives none: PCIe 5.0 x16, 63 GB/s per direction (the
+    checkpoint model's ``snapshot_bytes_per_s_per_gpu``, from the PCI-SIG line rate less
+    encoding). Set by: that line rate, not fitted."""
     memory_fit_margin_frac: float = 0.05
     """Uncertainty of the memory model as a fraction of usable HBM: a plan whose predicted memory
     lies within this of the limit, either way, is ``near_memory_limit``. The model's parts are

@@ -71,6 +71,8 @@ class PlanBatch:
     layers_first: FloatArray
     layers_middle: FloatArray
     layers_last: FloatArray
+    offload_layers: FloatArray
+    """Layers whose activations go to host memory (``ParallelPlan.offload_layers``)."""
 
     def __len__(self) -> int:
         return int(self.tp.shape[0])
@@ -102,6 +104,7 @@ class PlanBatch:
             layers_first=col([s[0] for s in stages]),
             layers_middle=col([s[1] for s in stages]),
             layers_last=col([s[2] for s in stages]),
+            offload_layers=col([p.offload_layers for p in plans]),
         )
 
     def take(self, index: NDArray[np.intp]) -> PlanBatch:
@@ -134,4 +137,5 @@ class PlanBatch:
             cp_mode=CP_MODES[i("cp_mode")],
             first_stage_layers=0 if even or pp == 1 else i("layers_first"),
             last_stage_layers=0 if even or pp == 1 else i("layers_last"),
+            offload_layers=i("offload_layers"),
         )

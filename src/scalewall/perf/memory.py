@@ -134,6 +134,60 @@ def stage_activations(
     return out
 
 
+def offload_layer_bytes(p: PlanBatch, acts: dict[str, FloatArray]) -> FloatArray:
+    """Activation bytes one layer keeps per micro-batch on a plan without pipeline stages (the
+    whole model's, ``acts["first"]``, over its layers): what offloading that layer moves to the
+    host in forward and back in backward."""
+    result: FloatArray = acts["first"] / np.maximum(p.layers_first, 1.0)
+    return result
+
+
+def offloaded_bytes(p: PlanBatch, acts: dict[str, FloatArray], eff: Efficiency) -> FloatArray:
+    """Activation bytes a plan's ``offload_layers`` take out of HBM at the peak: every
+    offloaded layer's but the ones still being copied (``offload_buffer_layers``)."""
+    away = np.maximum(p.offload_layers - eff.memory.offload_buffer_layers, 0.0)
+    result: FloatArray = away * offload_layer_bytes(p, acts)
+    return result
+
+
+def host_bytes_per_gpu(host_memory_bytes: float, gpus_per_node: int, eff: Efficiency) -> float:
+    """Host memory offloaded activations may take per GPU: the node's
+    (``System.host_memory_bytes``) split over its GPUs, times ``host_memory_usable_frac``;
+    infinite where the system states none."""
+    if host_memory_bytes <= 0:
+        return float("inf")
+    return host_memory_bytes / max(gpus_per_node, 1) * eff.memory.host_memory_usable_frac
+
+
+def offload_to_fit(
+    model: ModelSpec,
+    p: PlanBatch,
+    eff: Efficiency,
+    stack: Stack,
+    capacity_bytes: float,
+    host_bytes: float = float("inf"),
+) -> FloatArray:
+    """The fewest layers to offload (``offload_layers``) for each plan to fit in
+    ``capacity_bytes``, as a practitioner sets ``cpu_offloading_num_layers``: 0 where the plan
+    fits already or cannot offload (pipeline stages, recompute, a stack without
+    ``activation_offload``, a plan that states its own count), and where even all but one layer
+    would not make it fit or the offloaded layers would not fit in ``host_bytes``
+    (``host_bytes_per_gpu``)."""
+    micro_batches = p.global_batch / (p.dp * p.micro_batch)
+    _, total = memory_model(model, p, eff, stack, micro_batches)
+    zero = np.zeros_like(total)
+    if not stack.activation_offload:
+        return zero
+    open_rows = (p.pp == 1) & (p.recompute == RECOMPUTE["none"]) & (p.offload_layers == 0)
+    acts = stage_activations(model, p, stack, is_quantized(p.precision))
+    per_layer = np.maximum(offload_layer_bytes(p, acts), 1.0)
+    need = np.ceil((total - capacity_bytes) / per_layer) + eff.memory.offload_buffer_layers
+    on_host = np.maximum(need - eff.memory.offload_buffer_layers, 0.0) * per_layer
+    ok = open_rows & (total > capacity_bytes) & (need < model.layers) & (on_host <= host_bytes)
+    result: FloatArray = np.where(ok, need, zero)
+    return result
+
+
 def largest_layer_params(model: ModelSpec, p: PlanBatch) -> FloatArray:
     """Parameters one GPU holds of its largest layer once ZeRO-3 has gathered it: the layer's
     replicated weights over TP, its routed experts over EP x ETP."""
@@ -252,12 +306,14 @@ def memory_model(
 
     best: dict[str, FloatArray] | None = None
     best_total = np.zeros_like(tokens)
+    # Offloading needs a single stage (``plan.validate``): both candidate ranks are that stage.
+    away = offloaded_bytes(p, acts, eff)
     for parts, rank_acts in rank_loads(model, p, stack, acts, micro_batches):
         part = {
             "weights": sharded(weight_bytes, 3, parts) + gathered,
             "gradients": sharded(stack.grad_reduce_bytes, 2, parts),
             "optimizer_state": sharded(stack.optimizer_state_bytes, 1, parts),
-            "activations": rank_acts,
+            "activations": rank_acts - away,
             "reserved": np.full_like(tokens, eff.memory.memory_reserved_bytes),
         }
         total = sum(part.values(), np.zeros_like(tokens))

@@ -23,7 +23,7 @@ from scalewall import _heap as heap
 from scalewall.catalog.schema import ModelSpec
 from scalewall.perf import moe, pipeline
 from scalewall.perf.assumptions import Efficiency, Stack
-from scalewall.perf.batch import RECOMPUTE, PlanBatch
+from scalewall.perf.batch import RECOMPUTE, PlanBatch, is_quantized
 from scalewall.perf.compute import (
     Device,
     memory_bound_time_s,
@@ -42,7 +42,11 @@ from scalewall.perf.layers import (
     stage_sums,
 )
 from scalewall.perf.memory import (
+    host_bytes_per_gpu,
     memory_model,
+    offload_layer_bytes,
+    offloaded_bytes,
+    stage_activations,
     stage_param_parts,
 )
 from scalewall.plan.topology import Cluster
@@ -59,6 +63,7 @@ LAYER_PARTS = (
     "moe_imbalance",
     "host_overhead",
     "grad_accumulation",
+    "offload",
 )
 """Parts of the critical stage's per-micro-batch time: the steady state is split among them in
 proportion to that stage's layers (compute is what they leave)."""
@@ -125,6 +130,12 @@ def step_model(
         stage["grad_accumulation"] = acc
         stage["bwd"] = stage["bwd"] + acc
         stage["total"] = stage["total"] + acc
+    offload_f, offload_b = offload_exposed_s(model, cluster, p, eff, stack, sums)
+    for stage in sums.values():
+        stage["offload"] = offload_f + offload_b
+        stage["fwd"] = stage["fwd"] + offload_f
+        stage["bwd"] = stage["bwd"] + offload_b
+        stage["total"] = stage["total"] + offload_f + offload_b
     head_f, head_b = times.head
     last_f, last_b = sums["last"]["fwd"] + head_f, sums["last"]["bwd"] + head_b
     if times.mtp is not None:
@@ -236,6 +247,16 @@ def step_model(
     hw_rate = model_rate + redone * tokens_step / step / num_gpus
     memory, total = memory_model(model, p, eff, stack, micro_batches)
     headroom = 1.0 - total / cluster.accelerator.hbm_capacity_bytes
+    fits = total <= cluster.accelerator.hbm_capacity_bytes
+    if stack.activation_offload and np.any(p.offload_layers > 0):
+        # Offloaded activations must fit in the host memory the GPU's share of the node gives.
+        away = offloaded_bytes(
+            p, stage_activations(model, p, stack, is_quantized(p.precision)), eff
+        )
+        system = cluster.system
+        fits = fits & (
+            away <= host_bytes_per_gpu(system.host_memory_bytes, system.gpus_per_node, eff)
+        )
     peak = cluster.accelerator.peak_16bit_flop_per_s
     return StepArrays(
         step_time_s=step,
@@ -246,11 +267,38 @@ def step_model(
         hardware_tflops_per_gpu=hw_rate / 1e12,
         memory_bytes=memory,
         memory_total_bytes=total,
-        fits=total <= cluster.accelerator.hbm_capacity_bytes,
+        fits=fits,
         breakdown_s=breakdown,
         memory_headroom_frac=headroom,
         near_memory_limit=np.abs(headroom) <= eff.memory.memory_fit_margin_frac,
     )
+
+
+def offload_exposed_s(
+    model: ModelSpec,
+    cluster: Cluster,
+    p: PlanBatch,
+    eff: Efficiency,
+    stack: Stack,
+    sums: dict[str, dict[str, FloatArray]],
+) -> tuple[FloatArray, FloatArray]:
+    """Forward and backward time per micro-batch that activation offloading
+    (``offload_layers``) adds: each offloaded layer's activations cross the host link
+    (``System.host_link_bytes_per_s_per_gpu`` at ``host_copy_bw_efficiency``; PCIe 5.0 where
+    the system gives none) to the host while the next layer computes and back while the layer
+    after it runs backward (Megatron-Core's offload handler overlaps both with compute), so only
+    a copy longer than a layer's time shows. Zero without offloading (always with pipeline
+    stages, which offloading excludes)."""
+    zero = np.zeros_like(p.tp)
+    if not stack.activation_offload or not np.any(p.offload_layers > 0):
+        return zero, zero
+    acts = stage_activations(model, p, stack, is_quantized(p.precision))
+    link = cluster.system.host_link_bytes_per_s_per_gpu or eff.memory.host_link_fallback_bytes_per_s
+    copy_s = offload_layer_bytes(p, acts) / (link * eff.memory.host_copy_bw_efficiency)
+    layers = np.maximum(p.layers_first, 1.0)
+    fwd = np.maximum(copy_s - sums["first"]["fwd"] / layers, 0.0) * p.offload_layers
+    bwd = np.maximum(copy_s - sums["first"]["bwd"] / layers, 0.0) * p.offload_layers
+    return fwd, bwd
 
 
 def coupled_ranks(model: ModelSpec, p: PlanBatch, stack: Stack) -> FloatArray:

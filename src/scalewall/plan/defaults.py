@@ -42,6 +42,8 @@ class PlanDefaults:
     first_stage_layers: int = 0
     """0: an even split."""
     last_stage_layers: int = 0
+    offload_layers: int = 0
+    """0: every layer's activations stay in HBM."""
     micro_batch: int = 1
     global_batch: int = 512
     """Sequences per step: 512 x 8,192 = 4M tokens, the order of published pre-training

@@ -22,9 +22,10 @@ def _fields(plan: ParallelPlan | Mapping[str, Any]) -> dict[str, Any]:
 
 def format_plan(plan: ParallelPlan | Mapping[str, Any], *, short: bool = False) -> str:
     """The plan as one line: tp, pp, vpp, dp, cp (with its mode), ep, etp, micro-batch,
-    recompute, ZeRO stage and precision, plus sequence parallelism when off (tp > 1) and the
-    first and last stage layers when set. ``short`` (for tables) drops the widths equal to 1
-    other than tp, pp and dp; ep (when > 1) and the precision are in both forms."""
+    recompute, ZeRO stage and precision, plus sequence parallelism when off (tp > 1), and the
+    first and last stage layers and the offloaded layers when set. ``short`` (for tables)
+    drops the widths equal to 1 other than tp, pp and dp; ep (when > 1) and the precision are
+    in both forms."""
     f = _fields(plan)
     cp = int(f["cp"])
     if short:
@@ -46,6 +47,9 @@ def format_plan(plan: ParallelPlan | Mapping[str, Any], *, short: bool = False) 
     first, last = int(f["first_stage_layers"]), int(f["last_stage_layers"])
     if first or last:
         words.append(f"{'st' if short else 'stages='}{first or '-'}/../{last or '-'}")
+    offload = int(f.get("offload_layers") or 0)
+    if offload:
+        words.append(f"{'off' if short else 'offload='}{offload}")
     words.append(str(f["precision"]))
     return " ".join(words)
 

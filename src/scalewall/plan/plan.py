@@ -63,6 +63,11 @@ class ParallelPlan:
     """Layers on the last pipeline stage (0: not given; ``decoder_last_pipeline_num_layers``)."""
     etp: int = 1
     """Expert tensor-parallel width (MoE only): splits each expert's FFN columns."""
+    offload_layers: int = 0
+    """Layers whose activations go to host memory in forward and come back for backward
+    (Megatron-Core ``cpu_offloading`` with ``cpu_offloading_num_layers``): fewer than the
+    model's layers, only without pipeline stages and without recompute, as Megatron-Core's
+    ``TransformerConfig`` requires."""
 
     @property
     def num_gpus(self) -> int:
@@ -241,6 +246,8 @@ def validate(model: ModelSpec, plan: ParallelPlan, num_gpus: int | None = None) 
         raise SpecError("zero", plan.zero, "one of 0, 1, 2, 3")
     if plan.seq_len % plan.cp:
         raise SpecError("cp", plan.cp, f"must divide seq_len {plan.seq_len}")
+    if plan.offload_layers:
+        _check_offload(model, plan)
     first, middle, _ = stage_layers(model, plan)
     if plan.vpp > 1:
         if plan.pp == 1:
@@ -289,12 +296,29 @@ def validate(model: ModelSpec, plan: ParallelPlan, num_gpus: int | None = None) 
         )
 
 
+def _check_offload(model: ModelSpec, plan: ParallelPlan) -> None:
+    """Megatron-Core's rules for activation offloading (``TransformerConfig.__post_init__`` in
+    megatron/core/transformer/transformer_config.py): fewer layers than the model has, no
+    pipeline parallelism, no activation recomputation."""
+    if not 0 <= plan.offload_layers < model.layers:
+        raise SpecError(
+            "offload_layers",
+            plan.offload_layers,
+            f"0 to {model.layers - 1} (fewer than the layers)",
+        )
+    if plan.pp > 1:
+        raise SpecError("offload_layers", plan.offload_layers, "0 with pipeline stages (pp > 1)")
+    if plan.recompute != "none":
+        raise SpecError("offload_layers", plan.offload_layers, f"0 with recompute {plan.recompute}")
+
+
 def stack_allows(stack: Stack, field_name: str, value: object) -> str | None:
     """Why ``stack`` cannot run a plan whose ``field_name`` is ``value`` (the valid values, as
     a SpecError states them), or None where it can: tensor and pipeline parallelism, an
     interleaved schedule, sequence parallelism and selective recompute only where the stack
     implements them (``Stack.tensor_parallel``, ``pipeline_parallel``, ``interleaved_pipeline``,
-    ``sequence_parallel_support``, ``selective_recompute``)."""
+    ``sequence_parallel_support``, ``selective_recompute``) and activation offloading
+    (``Stack.activation_offload``)."""
     several = isinstance(value, int) and value > 1
     if field_name == "tp" and several and not stack.tensor_parallel:
         return f"1: {stack.id} runs no tensor parallelism"
@@ -306,10 +330,13 @@ def stack_allows(stack: Stack, field_name: str, value: object) -> str | None:
         return f"false: {stack.id} has no sequence parallelism"
     if field_name == "recompute" and value == "selective" and stack.selective_recompute == "none":
         return f"none or full: {stack.id} checkpoints whole layers only"
+    offloads = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    if field_name == "offload_layers" and offloads and not stack.activation_offload:
+        return f"0: {stack.id} does not offload activations"
     return None
 
 
-STACK_PLAN_FIELDS = ("tp", "pp", "vpp", "sequence_parallel", "recompute")
+STACK_PLAN_FIELDS = ("tp", "pp", "vpp", "sequence_parallel", "recompute", "offload_layers")
 """The plan fields a stack's capabilities restrict (``stack_allows``)."""
 STACK_FALLBACKS: dict[str, object] = {
     "tp": 1,
@@ -317,6 +344,7 @@ STACK_FALLBACKS: dict[str, object] = {
     "vpp": 1,
     "sequence_parallel": False,
     "recompute": "full",
+    "offload_layers": 0,
 }
 """What a default plan field becomes where the stack cannot run the default: no tensor or
 pipeline parallelism, one stage per rank, no sequence parallelism, and the whole-layer

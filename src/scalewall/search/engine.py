@@ -24,6 +24,7 @@ from scalewall.cluster import resolve_cluster
 from scalewall.errors import SpecError
 from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import PlanBatch
+from scalewall.perf.memory import host_bytes_per_gpu, offload_to_fit
 from scalewall.perf.step import memory_model, step_model
 from scalewall.plan.defaults import PLAN_DEFAULTS
 from scalewall.plan.plan import ParallelPlan
@@ -56,6 +57,7 @@ PART_LABELS = {
     "moe_imbalance": "expert load imbalance or padding",
     "host_overhead": "host-bound kernel issue",
     "grad_accumulation": "per-micro-batch gradient accumulation",
+    "offload": "exposed activation copies to and from host memory",
     "pp_comm": "exposed pipeline sends",
     "pipeline_bubble": "pipeline bubble",
     "dp_comm": "exposed DP communication",
@@ -228,6 +230,8 @@ def _why(part: str, plan: ParallelPlan) -> str:
         "(small per-GPU work, many local experts; CUDA graphs remove it)",
         "grad_accumulation": f"each of {m} micro-batches adds its weight gradients into the "
         "reduced buffer in a pass of its own (the stack does not fuse it into the GEMM)",
+        "offload": f"{plan.offload_layers} layers' activations cross the host link and back "
+        "more slowly than the next layer computes",
         "pp_comm": f"activations sent between {plan.pp} stages for {m} micro-batches "
         "(and tied embedding gradients summed between the first and last stage)",
         "pipeline_bubble": f"{m} micro-batches per replica fill {plan.pp} stages "
@@ -338,8 +342,9 @@ def search(
     plans = enumerate_plans(
         spec, resolved.num_gpus, resolved.system.scale_up_domain_gpus, gb, seq, space
     )
-    mem_total = _memory_totals(spec, plans, eff, stk)
     hbm = resolved.accelerator.hbm_capacity_bytes
+    host = host_bytes_per_gpu(resolved.system.host_memory_bytes, resolved.system.gpus_per_node, eff)
+    mem_total = _memory_totals(spec, plans, eff, stk, (hbm, host) if space.offload else None)
     fit_rows = np.flatnonzero(mem_total <= hbm)
     counts = SearchCounts(
         enumerated=len(plans), pruned_memory=len(plans) - len(fit_rows), evaluated=len(fit_rows)
@@ -389,14 +394,27 @@ def _slice(plans: PlanBatch, lo: int, hi: int) -> PlanBatch:
     return PlanBatch(**{f.name: getattr(plans, f.name)[lo:hi] for f in dataclasses.fields(plans)})
 
 
-def _memory_totals(model: ModelSpec, plans: PlanBatch, eff: Efficiency, stack: Stack) -> FloatArray:
+def _memory_totals(
+    model: ModelSpec,
+    plans: PlanBatch,
+    eff: Efficiency,
+    stack: Stack,
+    offload_to_fit_bytes: tuple[float, float] | None = None,
+) -> FloatArray:
     """Bytes per GPU of every plan, ``CHUNK_ROWS`` plans per memory-model call: the same
     values as one call, with temporaries a chunk long (a few MB that the allocator reuses)
-    instead of the whole batch long (a million-plan MoE space: GBs, each page faulted in)."""
+    instead of the whole batch long (a million-plan MoE space: GBs, each page faulted in).
+
+    With ``offload_to_fit_bytes`` (HBM, host memory per GPU), a plan that does not fit in HBM
+    and can offload activations (one stage, no recompute, a stack with ``activation_offload``)
+    is given the fewest ``offload_layers`` that fit, in place, as a practitioner would set
+    them, where the host memory holds them."""
     out = np.empty(len(plans))
     for lo in range(0, len(plans), CHUNK_ROWS):
         part = _slice(plans, lo, min(lo + CHUNK_ROWS, len(plans)))
         micro_batches = part.global_batch / (part.dp * part.micro_batch)
+        if offload_to_fit_bytes is not None and stack.activation_offload:
+            part.offload_layers[:] = offload_to_fit(model, part, eff, stack, *offload_to_fit_bytes)
         out[lo : lo + len(part)] = memory_model(model, part, eff, stack, micro_batches)[1]
     return out
 

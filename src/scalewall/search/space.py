@@ -70,6 +70,10 @@ class SearchSpace:
     expert_tp: tuple[str, ...] = ("1", "tp")
     """Expert tensor-parallel widths to try: ``1`` (experts whole, Megatron-Core MoE recipes)
     and ``tp`` (experts split like the dense layers)."""
+    offload: bool = True
+    """A plan with one pipeline stage and no recompute that does not fit may offload the
+    activations of the fewest layers that make it fit (``ParallelPlan.offload_layers``), where
+    the stack can (``Stack.activation_offload``)."""
 
     def for_stack(self, stack: Stack) -> SearchSpace:
         """This space less the plans ``stack`` cannot run (``plan.stack_allows``): no tensor
@@ -97,6 +101,8 @@ class SearchSpace:
             if not kept:
                 raise SpecError("recompute", "selective", no_selective)
             changes["recompute"] = kept
+        if stack_allows(stack, "offload_layers", 1) is not None:
+            changes["offload"] = False
         return replace(self, **changes) if changes else self
 
     def allows(self, name: str, value: int) -> bool:
@@ -334,6 +340,7 @@ def enumerate_plans(
         etp=etp,
         global_batch=np.full(n, float(global_batch)),
         seq_len=np.full(n, float(seq_len)),
+        offload_layers=np.zeros(n),
     )
 
 

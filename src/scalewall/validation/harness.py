@@ -23,6 +23,7 @@ from scalewall import catalog
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Efficiency
 from scalewall.perf.batch import PlanBatch
+from scalewall.perf.memory import host_bytes_per_gpu, offload_to_fit
 from scalewall.perf.step import StepArrays, step_model
 from scalewall.plan.plan import (
     PRECISIONS,
@@ -133,6 +134,9 @@ def _options(case: Case) -> dict[str, list[Any]]:
         opts["zero"] = [max(zero or 0, 1 if dist else 0)]
     opts["precision"] = [_precision(case)]
     opts["first_stage_layers"], opts["last_stage_layers"] = [first], [last]
+    # A stated offload count is kept; an open one starts at none and takes the fewest layers
+    # that fit where the plan needs them (``_evaluate``).
+    opts["offload_layers"] = [plan.get("offload_layers") or 0]
     # What the case's stack runs: an open field takes only values the stack implements. A
     # stated one is a fact of the run and is kept (``stack_conflicts`` warns of it).
     for name in STACK_PLAN_FIELDS:
@@ -286,6 +290,8 @@ def _evaluate(case: Case, eff: Efficiency, clocks: Mapping[str, float] | None) -
     cluster = case_cluster(case.hardware, clocks)
     plans, free = candidate_plans(case)
     batch = PlanBatch.from_plans(case.model, plans)
+    if case.plan.get("offload_layers") is None:
+        plans, batch, free = _offload_open(case, cluster, plans, batch, free, eff)
     out = step_model(case.model, cluster, batch, eff, case.stack)
     admissible = out.memory_headroom_frac >= -eff.memory.memory_fit_margin_frac
     return _Evaluated(
@@ -297,6 +303,30 @@ def _evaluate(case: Case, eff: Efficiency, clocks: Mapping[str, float] | None) -
         out=out,
         admissible=admissible,
     )
+
+
+def _offload_open(
+    case: Case,
+    cluster: Cluster,
+    plans: list[ParallelPlan],
+    batch: PlanBatch,
+    free: list[str],
+    eff: Efficiency,
+) -> tuple[list[ParallelPlan], PlanBatch, list[str]]:
+    """Candidates with an open ``offload_layers``: the fewest offloaded layers that fit
+    (``offload_to_fit``), as a run that offloads sets ``cpu_offloading_num_layers``, added as
+    further candidates beside the plans without it."""
+    system = cluster.system
+    host = host_bytes_per_gpu(system.host_memory_bytes, system.gpus_per_node, eff)
+    need = offload_to_fit(
+        case.model, batch, eff, case.stack, cluster.accelerator.hbm_capacity_bytes, host
+    )
+    rows = np.flatnonzero(need > 0)
+    if not len(rows):
+        return plans, batch, free
+    extra = [replace(plans[i], offload_layers=int(need[i])) for i in rows]
+    plans = plans + extra
+    return plans, PlanBatch.from_plans(case.model, plans), [*free, "offload_layers"]
 
 
 def _choose(ev: _Evaluated) -> int:

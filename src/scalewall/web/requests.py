@@ -69,6 +69,7 @@ class PlanFields(Body):
     cp_mode: Word = PLAN_DEFAULTS.cp_mode
     first_stage_layers: Count = PLAN_DEFAULTS.first_stage_layers
     last_stage_layers: Count = PLAN_DEFAULTS.last_stage_layers
+    offload_layers: Count = PLAN_DEFAULTS.offload_layers
     micro_batch: Positive = PLAN_DEFAULTS.micro_batch
     global_batch: Positive | None = None
     global_batch_tokens: Positive | None = None
