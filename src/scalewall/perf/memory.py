@@ -166,15 +166,18 @@ def offload_to_fit(
     stack: Stack,
     capacity_bytes: float,
     host_bytes: float = float("inf"),
+    total: FloatArray | None = None,
 ) -> FloatArray:
     """The fewest layers to offload (``offload_layers``) for each plan to fit in
     ``capacity_bytes``, as a practitioner sets ``cpu_offloading_num_layers``: 0 where the plan
     fits already or cannot offload (pipeline stages, recompute, a stack without
     ``activation_offload``, a plan that states its own count), and where even all but one layer
     would not make it fit or the offloaded layers would not fit in ``host_bytes``
-    (``host_bytes_per_gpu``)."""
-    micro_batches = p.global_batch / (p.dp * p.micro_batch)
-    _, total = memory_model(model, p, eff, stack, micro_batches)
+    (``host_bytes_per_gpu``). ``total``: the plans' memory without offloading, where the
+    caller has it."""
+    if total is None:
+        micro_batches = p.global_batch / (p.dp * p.micro_batch)
+        _, total = memory_model(model, p, eff, stack, micro_batches)
     zero = np.zeros_like(total)
     if not stack.activation_offload:
         return zero
@@ -307,7 +310,7 @@ def memory_model(
     best: dict[str, FloatArray] | None = None
     best_total = np.zeros_like(tokens)
     # Offloading needs a single stage (``plan.validate``): both candidate ranks are that stage.
-    away = offloaded_bytes(p, acts, eff)
+    away = offloaded_bytes(p, acts, eff) if np.any(p.offload_layers > 0) else 0.0
     for parts, rank_acts in rank_loads(model, p, stack, acts, micro_batches):
         part = {
             "weights": sharded(weight_bytes, 3, parts) + gathered,

@@ -23,7 +23,7 @@ from scalewall.catalog.schema import ModelSpec
 from scalewall.cluster import resolve_cluster
 from scalewall.errors import SpecError
 from scalewall.perf.assumptions import Efficiency, Stack
-from scalewall.perf.batch import PlanBatch
+from scalewall.perf.batch import RECOMPUTE, PlanBatch
 from scalewall.perf.memory import host_bytes_per_gpu, offload_to_fit
 from scalewall.perf.step import memory_model, step_model
 from scalewall.plan.defaults import PLAN_DEFAULTS
@@ -413,9 +413,20 @@ def _memory_totals(
     for lo in range(0, len(plans), CHUNK_ROWS):
         part = _slice(plans, lo, min(lo + CHUNK_ROWS, len(plans)))
         micro_batches = part.global_batch / (part.dp * part.micro_batch)
+        total = memory_model(model, part, eff, stack, micro_batches)[1]
         if offload_to_fit_bytes is not None and stack.activation_offload:
-            part.offload_layers[:] = offload_to_fit(model, part, eff, stack, *offload_to_fit_bytes)
-        out[lo : lo + len(part)] = memory_model(model, part, eff, stack, micro_batches)[1]
+            hbm, host = offload_to_fit_bytes
+            over = (total > hbm) & (part.pp == 1) & (part.recompute == RECOMPUTE["none"])
+            rows = np.flatnonzero(over)
+            if len(rows):
+                part.offload_layers[rows] = offload_to_fit(
+                    model, part.take(rows), eff, stack, hbm, host, total[rows]
+                )
+                rows = rows[part.offload_layers[rows] > 0]
+                sub = part.take(rows)
+                sub_mb = sub.global_batch / (sub.dp * sub.micro_batch)
+                total[rows] = memory_model(model, sub, eff, stack, sub_mb)[1]
+        out[lo : lo + len(part)] = total
     return out
 
 
