@@ -66,13 +66,13 @@ def test_fsdp_rows_offload_activations(predictions: dict[str, CasePrediction]) -
 def test_moe_rows_regression_bound(predictions: dict[str, CasePrediction]) -> None:
     errors = [_error(p) for k, p in predictions.items() if _is_moe(k)]
     assert len(errors) == 14
-    assert float(np.mean(np.abs(errors))) <= 0.26, errors
+    assert float(np.mean(np.abs(errors))) <= 0.25, errors
 
 
 @pytest.mark.xfail(
     strict=True,
     reason="recipe settings the table does not print: 25.09's token-dropping Qwen3 rows "
-    "(-68% to +43%), gpt-oss on B300 (+76%), DeepSeek-V3 PP16 on B300 (-25%)",
+    "(-68% to +43%), gpt-oss on B300 (+76%)",
 )
 def test_every_moe_row_within_20_percent(predictions: dict[str, CasePrediction]) -> None:
     errors = {k: _error(p) for k, p in predictions.items() if _is_moe(k)}

@@ -141,6 +141,20 @@ def stage_layers(model: ModelSpec, plan: ParallelPlan) -> tuple[int, int, int]:
     return layout[0], max(layout[1:-1], default=0), layout[-1]
 
 
+def rule_stage_split(layers: int, pp: int) -> tuple[int, int] | None:
+    """(first, last) stage layers by the first of Megatron-Core's rules that divides (an even
+    split, then ``--account-for-loss-in-pipeline-split``, then that and
+    ``--account-for-embedding-in-pipeline-split``; see ``default_stage_split``); (0, 0) for an
+    even split, None where no rule divides and a run needs a layout of its own."""
+    if pp == 1 or layers % pp == 0:
+        return 0, 0
+    if (layers + 1) % pp == 0:
+        return (layers + 1) // pp, (layers + 1) // pp - 1
+    if (layers + 2) % pp == 0:
+        return (layers + 2) // pp - 1, (layers + 2) // pp - 1
+    return None
+
+
 def default_stage_split(layers: int, pp: int) -> tuple[int, int]:
     """(first, last) stage layers for a source that gives none, (0, 0) for an even split.
 

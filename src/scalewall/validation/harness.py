@@ -31,6 +31,7 @@ from scalewall.plan.plan import (
     ParallelPlan,
     check_precision,
     default_stage_split,
+    rule_stage_split,
     stack_allows,
     stage_layers,
     validate,
@@ -115,12 +116,15 @@ def _options(case: Case) -> dict[str, list[Any]]:
     opts["global_batch"] = [gb] if gb else [dp * pp * k for k in PER_REPLICA_BATCH_MULTIPLES]
     mb = training.get("micro_batch")
     opts["micro_batch"] = [mb] if mb else list(MICRO_BATCH_CANDIDATES)
-    first, last = _stage_split(case, pp)
-    split = ParallelPlan(pp=pp, first_stage_layers=first, last_stage_layers=last)
-    first_layers, middle, _ = stage_layers(model, split)
-    full = middle or first_layers
+    splits = _stage_splits(case, pp)
+    fulls = set()
+    for first, last in splits:
+        split = ParallelPlan(pp=pp, first_stage_layers=first, last_stage_layers=last)
+        first_layers, middle, _ = stage_layers(model, split)
+        fulls.add(middle or first_layers)
     vpp = plan.get("vpp")
-    opts["vpp"] = [vpp] if vpp else [v for v in range(1, full + 1) if full % v == 0]
+    divisors = sorted({v for full in fulls for v in range(1, full + 1) if full % v == 0})
+    opts["vpp"] = [vpp] if vpp else divisors
     sp = plan.get("sequence_parallel")
     opts["sequence_parallel"] = [sp] if sp is not None else ([True, False] if tp > 1 else [False])
     rc = plan.get("recompute")
@@ -133,7 +137,8 @@ def _options(case: Case) -> dict[str, list[Any]]:
     else:
         opts["zero"] = [max(zero or 0, 1 if dist else 0)]
     opts["precision"] = [_precision(case)]
-    opts["first_stage_layers"], opts["last_stage_layers"] = [first], [last]
+    # The stage split travels as one option: a (first, last) pair.
+    opts["stage_split"] = splits
     # A stated offload count is kept; an open one starts at none and takes the fewest layers
     # that fit where the plan needs them (``_evaluate``).
     opts["offload_layers"] = [plan.get("offload_layers") or 0]
@@ -177,19 +182,40 @@ def _precision(case: Case) -> str:
     return str(precision)
 
 
-def _stage_split(case: Case, pp: int) -> tuple[int, int]:
-    """(first, last) stage layers: the case's ``pipeline_layout`` or ``first_stage_layers`` /
-    ``last_stage_layers`` when given (either alone, as Megatron-Core's
-    ``decoder_first_pipeline_num_layers`` allows), else Megatron-Core's default rules
-    (``default_stage_split``)."""
+def _stage_splits(case: Case, pp: int) -> list[tuple[int, int]]:
+    """Candidate (first, last) stage layers: the case's ``pipeline_layout`` or
+    ``first_stage_layers`` / ``last_stage_layers`` when given (either alone, as Megatron-Core's
+    ``decoder_first_pipeline_num_layers`` allows); else Megatron-Core's default rules
+    (``default_stage_split``) where one of them divides; else, where a run needed a layout of
+    its own (``--pipeline-model-parallel-layout``), every split whose middle stages hold the
+    fewest layers they can and whose first and last stages hold at most as many, among which
+    the validator takes the fastest, as a tuned layout would (``candidate_splits``)."""
     plan, layers = case.plan, case.model.layers
     layout = plan.get("pipeline_layout")
     if layout is not None:
-        return _layout_split(layout, layers, pp)
+        return [_layout_split(layout, layers, pp)]
     first, last = plan.get("first_stage_layers") or 0, plan.get("last_stage_layers") or 0
     if first or last:
-        return first, last
-    return default_stage_split(layers, pp)
+        return [(first, last)]
+    return candidate_splits(layers, pp)
+
+
+def candidate_splits(layers: int, pp: int) -> list[tuple[int, int]]:
+    """(first, last) splits a run with ``pp`` stages could have used when the source gives
+    none: Megatron-Core's rule where one divides (``rule_stage_split``); otherwise its fallback
+    (``default_stage_split``) and every split with the middle stages at ceil(layers / pp)
+    layers and the first and last at 1 to as many (DeepSeek-V3's 61 layers on 16 stages:
+    (4, 1) as its recipes lay them out, (3, 2), (2, 3), (1, 4))."""
+    out = [default_stage_split(layers, pp)]
+    if rule_stage_split(layers, pp) is not None:
+        return out
+    middle = -(-layers // pp)
+    rest = layers - (pp - 2) * middle
+    for first in range(1, middle + 1):
+        last = rest - first
+        if 1 <= last <= middle and (first, last) not in out:
+            out.append((first, last))
+    return out
 
 
 def _layout_split(layout: list[int], layers: int, pp: int) -> tuple[int, int]:
@@ -215,14 +241,16 @@ def candidate_plans(case: Case) -> tuple[list[ParallelPlan], list[str]]:
     the case, or a stage split it filled in). Raises SpecError with the first reason a
     candidate was invalid when none is valid."""
     opts = _options(case)
-    free = [k for k, v in opts.items() if len(v) > 1]
-    if opts["first_stage_layers"][0] and not _split_given(case):
+    free = [k for k, v in opts.items() if len(v) > 1 and k != "stage_split"]
+    if opts["stage_split"][0][0] and not _split_given(case):
         free += ["first_stage_layers", "last_stage_layers"]
     plans = []
     names = list(opts)
     reason = ""
     for values in itertools.product(*(opts[k] for k in names)):
-        plan = ParallelPlan(**dict(zip(names, values, strict=True)))
+        fields = dict(zip(names, values, strict=True))
+        first, last = fields.pop("stage_split")
+        plan = ParallelPlan(**fields, first_stage_layers=first, last_stage_layers=last)
         try:
             validate(case.model, plan, case.hardware["gpus"])
         except ValueError as exc:

@@ -15,9 +15,11 @@ from scalewall.plan.plan import (
     ParallelPlan,
     default_stage_split,
     pipeline_layout,
+    rule_stage_split,
     stage_layers,
     validate,
 )
+from scalewall.validation.harness import candidate_splits
 
 
 def _plan(layers: int, pp: int, vpp: int) -> tuple[ModelSpec, ParallelPlan]:
@@ -80,3 +82,25 @@ def test_first_stage_alone_shares_the_rest() -> None:
 def test_too_many_stages_is_an_error() -> None:
     with pytest.raises(SpecError):
         default_stage_split(5, 8)
+
+
+def test_rule_split_only_where_a_megatron_rule_divides() -> None:
+    assert rule_stage_split(80, 8) == (0, 0)
+    assert rule_stage_split(95, 8) == (12, 11)  # loss counted: 96 units
+    assert rule_stage_split(94, 8) == (11, 11)  # embedding and loss counted: 96 units
+    assert rule_stage_split(61, 16) is None
+
+
+def test_open_split_candidates() -> None:
+    # A rule that divides is what the run used: one candidate.
+    assert candidate_splits(94, 8) == [default_stage_split(94, 8)]
+    # None divides (DeepSeek-V3's 61 layers on 16 stages): Megatron-Core's fallback first, then
+    # every split with 4-layer middle stages, among them (4, 1), the recipes' layout.
+    splits = candidate_splits(61, 16)
+    assert splits[0] == default_stage_split(61, 16)
+    assert set(splits) == {(1, 4), (2, 3), (3, 2), (4, 1)}
+    model = replace(catalog.model("llama3-70b"), layers=61)
+    for first, last in splits:
+        plan = ParallelPlan(pp=16, first_stage_layers=first, last_stage_layers=last)
+        assert sum(pipeline_layout(model, plan)) == 61
+        assert max(pipeline_layout(model, plan)) == 4
