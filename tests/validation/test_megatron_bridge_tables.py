@@ -2,7 +2,7 @@
 files do not hold, stated as a user reads the table (catalog model, the release's stack id, no
 overrides; recompute, sequence parallelism, activation offloading and the pipeline split open).
 
-Dense rows: MAPE <= 9% (7.9% when written). The Llama 3 70B and 405B Megatron-FSDP rows on
+Dense rows: MAPE <= 9% (7.3% when written). The Llama 3 70B and 405B Megatron-FSDP rows on
 Grace-Blackwell trays ran with activations offloaded to host memory (the recipes'
 ``cpu_offloading_num_layers``): without offloading the validator has to recompute every layer
 and predicts them 22-30% slow; with the fewest offloaded layers that fit, within 10%.
