@@ -248,7 +248,7 @@ def step_model(
     memory, total = memory_model(model, p, eff, stack, micro_batches)
     headroom = 1.0 - total / cluster.accelerator.hbm_capacity_bytes
     fits = total <= cluster.accelerator.hbm_capacity_bytes
-    if stack.activation_offload and np.any(p.offload_layers > 0):
+    if np.any(p.offload_layers > 0):
         # Offloaded activations must fit in the host memory the GPU's share of the node gives.
         away = offloaded_bytes(
             p, stage_activations(model, p, stack, is_quantized(p.precision)), eff
@@ -288,9 +288,10 @@ def offload_exposed_s(
     the system gives none) to the host while the next layer computes and back while the layer
     after it runs backward (Megatron-Core's offload handler overlaps both with compute), so only
     a copy longer than a layer's time shows. Zero without offloading (always with pipeline
-    stages, which offloading excludes)."""
+    stages, which offloading excludes). Whether the stack can offload is for the plan checks
+    (``plan.stack_allows``): a plan that offloads is costed as it runs."""
     zero = np.zeros_like(p.tp)
-    if not stack.activation_offload or not np.any(p.offload_layers > 0):
+    if not np.any(p.offload_layers > 0):
         return zero, zero
     acts = stage_activations(model, p, stack, is_quantized(p.precision))
     link = cluster.system.host_link_bytes_per_s_per_gpu or eff.memory.host_link_fallback_bytes_per_s
