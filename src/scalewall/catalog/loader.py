@@ -221,13 +221,35 @@ def _accelerator_names() -> dict[str, str]:
     return out
 
 
+NAME_NOISE = frozenset(
+    {
+        "nvidia", "amd", "tesla", "huawei", "instinct", "gpu", "gpus", "accelerator",
+        "superchip", "hbm3", "hbm3e", "nvl72", "nvl36", "nvl4",
+    }
+)  # fmt: skip
+"""Words a user's or a source's accelerator name carries beside the part's own name: vendor
+and family names, the memory technology where the catalog tells parts apart by capacity
+instead (``hbm2e`` is kept: it names the 96 GB H100), and the rack an NVL72 part sits in. A
+form factor that changes the part (``pcie``, ``nvl`` for the H100 NVL) is kept."""
+
+
 def accelerator_id(name: str) -> str | None:
     """The catalog id an accelerator id or alias names, or None. An id (in any case) is its
-    file's name and reads one file; an alias needs the whole table."""
+    file's name and reads one file; an alias needs the whole table. A name as sources write it
+    (``NVIDIA H100 80GB HBM3``, ``AMD Instinct MI300X``, ``GB200 NVL72``) is read without the
+    words of ``NAME_NOISE``."""
     key = normal_name(name)
     if find_by_file("accelerators", key) is not None:
         return key
-    return _accelerator_names().get(key)
+    names = _accelerator_names()
+    if key in names:
+        return names[key]
+    core = "-".join(w for w in key.split("-") if w not in NAME_NOISE)
+    if core and core != key:
+        if find_by_file("accelerators", core) is not None:
+            return core
+        return names.get(core)
+    return None
 
 
 def accelerator(entry_id: str) -> Accelerator:
