@@ -165,7 +165,9 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     Understands Llama-style dense configs (Llama, Mistral, Qwen, Gemma, Phi-3, OLMo, ...),
     GPT-2, GPT-NeoX, GPT-J, OPT, BLOOM, Falcon and MPT, Mixtral (``num_local_experts``),
     Qwen-MoE (``num_experts``, ``decoder_sparse_step``, ``mlp_only_layers``), DeepSeek-V2/V3
-    (MLA ranks, ``n_routed_experts``) and multimodal configs' ``text_config``. The MLP has
+    (MLA ranks, ``n_routed_experts``), ERNIE 4.5 MoE (``moe_num_experts``, ``moe_k``,
+    ``moe_layer_start_index``, ``moe_layer_interval``, ``moe_num_shared_experts``), Hunyuan
+    (``moe_topk``, ``num_shared_expert``) and multimodal configs' ``text_config``. The MLP has
     three matrices for the gated model types (:data:`GATED_MLP_TYPES`) and two for the others;
     an unknown type is read by its activation. Llama 4 (``interleave_moe_layer_step``, the
     dense width ``intermediate_size_mlp``, a shared expert per MoE layer), DBRX (``ffn_config``
@@ -222,7 +224,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         "n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts", default=0
     )
     expert_ffn = num("moe_intermediate_size", default=0) or (ffn_hidden if routed else 0)
-    shared = num("n_shared_experts", default=0)
+    shared = num("n_shared_experts", "moe_num_shared_experts", "num_shared_expert", default=0)
     if routed and cfg.get("intermediate_size_mlp") is not None:
         # Llama 4: ``intermediate_size`` is the expert's width, ``intermediate_size_mlp`` the
         # dense layers'; every MoE layer adds one shared expert of the expert's width
@@ -233,7 +235,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     shared_width = num("shared_expert_intermediate_size", default=0)
     if not shared and shared_width and expert_ffn:
         shared = shared_width // expert_ffn
-    first_dense = num("first_k_dense_replace", default=0)
+    first_dense = num("first_k_dense_replace", "moe_layer_start_index", default=0)
     dense_layers = cfg.get("mlp_only_layers")
     if routed and isinstance(dense_layers, list) and dense_layers:
         if sorted(dense_layers) != list(range(len(dense_layers))):
@@ -275,7 +277,9 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         linear_bias=model_type in BIASED_LINEAR_TYPES,
         routed_experts=routed,
         shared_experts=shared,
-        top_k=num("num_experts_per_tok", "experts_per_token", "moe_topk", "moe_top_k", default=0),
+        top_k=num(
+            "num_experts_per_tok", "experts_per_token", "moe_topk", "moe_top_k", "moe_k", default=0
+        ),
         expert_ffn_hidden=expert_ffn,
         first_dense_layers=first_dense,
         moe_layer_freq=_moe_layer_freq(cfg, num) if routed else 1,
@@ -296,7 +300,9 @@ def _moe_layer_freq(cfg: dict[str, Any], num: Any) -> int:
     value = cfg.get("moe_layer_freq")
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
-    step: int = num("decoder_sparse_step", "interleave_moe_layer_step", default=1)
+    step: int = num(
+        "decoder_sparse_step", "interleave_moe_layer_step", "moe_layer_interval", default=1
+    )
     return max(step, 1)
 
 

@@ -14,6 +14,14 @@ from scalewall.workload.user import model_from_hf_config
 
 CONFIGS: dict[str, tuple[dict[str, Any], float]] = {
     # repository: (config.json fields, published total parameters)
+    "baidu/ERNIE-4.5-300B-A47B-PT": (
+        {"model_type": "ernie4_5_moe", "hidden_size": 8192, "intermediate_size": 28672,
+         "num_attention_heads": 64, "num_key_value_heads": 8, "num_hidden_layers": 54,
+         "vocab_size": 103424, "hidden_act": "silu", "rms_norm_eps": 1e-5,
+         "moe_num_experts": 64, "moe_k": 8, "moe_intermediate_size": 3584,
+         "moe_layer_start_index": 3, "moe_layer_interval": 1, "tie_word_embeddings": True},
+        300e9,
+    ),
     "meta-llama/Meta-Llama-3-8B": (
         {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
          "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32,
@@ -225,6 +233,7 @@ def test_dense_layers_not_at_the_front_are_refused() -> None:
         ("meta-llama/Llama-4-Maverick-17B-128E", 17e9),
         ("databricks/dbrx-base", 36e9),
         ("allenai/OLMoE-1B-7B-0924", 1.3e9),
+        ("baidu/ERNIE-4.5-300B-A47B-PT", 47e9),
     ],
 )
 def test_moe_configs_activate_their_published_parameters(repo: str, active: float) -> None:
