@@ -170,10 +170,11 @@ def default_stage_split(layers: int, pp: int) -> tuple[int, int]:
     vpp: interleaving deals each stage's units out over its vpp chunks, evenly where
     ``pp x vpp`` divides them and a layer apart (a layout) where it does not. Raises SpecError
     when a stage would be left without a layer."""
-    if pp == 1 or layers % pp == 0:
-        return 0, 0
-    if (layers + 1) % pp == 0:
-        first, last = (layers + 1) // pp, (layers + 1) // pp - 1
+    rule = rule_stage_split(layers, pp)
+    if rule == (0, 0):
+        return rule
+    if rule is not None:
+        first, last = rule
     else:
         base, extra = divmod(layers + 2, pp)
         units = [base] * pp
