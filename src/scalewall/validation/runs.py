@@ -249,6 +249,17 @@ def megatron_bridge_tables_runs_path() -> Path:
     return _data_path("megatron_bridge_tables_runs.json")
 
 
+def nemo_tables_runs_path() -> Path:
+    """The pre-training rows of NVIDIA's NeMo Framework performance pages for containers 25.02
+    (DGX-B200), 25.04 and 25.07 (DGX-GB200) that the other files do not hold: GPT-3 175B,
+    Llama 3 8B/70B/405B, Nemotron-4 15B and 340B, Mixtral 8x7B and 8x22B, stated as a user
+    reads the table (catalog model or the report's shape, the release's stack id without
+    overrides; recompute, sequence parallelism, offloading and the pipeline split left open).
+    Out of sample: no constant is fitted to them and the file is not among
+    ``shipped_runs_paths``; ``tests/validation/test_nemo_tables.py`` holds the bounds."""
+    return _data_path("nemo_tables_runs.json")
+
+
 def shipped_runs_paths() -> tuple[Path, ...]:
     """Every ``scalewall-runs/1`` file shipped in the package, in the order they are read."""
     return (default_runs_path(), frontier_runs_path(), scaling_runs_path(), fsdp_runs_path())
