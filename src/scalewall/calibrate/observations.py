@@ -40,7 +40,15 @@ ManyPredictor = Callable[[Mapping[str, FloatArray], Efficiency], FloatArray]
 DTYPE_PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
 #: Published step metrics, most direct first; a case contributes its first one only, as the
 #: others are the same measurement in another unit.
-STEP_METRICS = ("step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu", "hfu", "fraction_of_peak")
+STEP_METRICS = (
+    "step_time_s",
+    "tokens_per_s",
+    "tokens_per_s_per_gpu",
+    "tflops_per_gpu",
+    "mfu",
+    "hfu",
+    "fraction_of_peak",
+)
 COLLECTIVE_TIME = {
     "all_reduce": coll.allreduce_time_s,
     "reduce_scatter": coll.reduce_scatter_time_s,
@@ -293,6 +301,9 @@ def metric_values(case: Case, cluster: Cluster, out: StepArrays, metric: str) ->
             return tflops
         result: FloatArray = tflops * 1e12 / cluster.accelerator.peak_16bit_flop_per_s
         return result
+    if metric == "tokens_per_s_per_gpu":
+        per_gpu: FloatArray = out.tokens_per_s / float(case.hardware["gpus"])
+        return per_gpu
     values: FloatArray = getattr(out, metric)
     return values
 

@@ -49,7 +49,7 @@ class ComputeEfficiency:
     (``gemm_max_frac``): library heuristics on arbitrary shapes, clocks settling at the power
     limit over a whole step. Fitted: ``scalewall fit`` over the shipped runs files
     (``calibrate/data/defaults.toml``): every group informs it (0.1 moves each group's step times
-    by 4-8%), with the A100 clock as the reference (``training_clock_frac`` 1): 0.942 +- 0.007."""
+    by 4-8%), with the A100 clock as the reference (``training_clock_frac`` 1): 0.943 +- 0.007."""
     fp8_gemm_ceiling_ratio: float = 1.0
     """FP8 large-GEMM ceiling over the BF16 one, as fractions of each peak, on Hopper (and any part
     without hardware microscaling); Blackwell: ``fp8_gemm_ceiling_ratio_blackwell``. DeepGEMM

@@ -155,6 +155,8 @@ class Case:
             "llmfoundry",
             "torchtitan",
             "mbtables",
+            "primus",
+            "nemo",
         ):
             if self.id.startswith(prefix):
                 return prefix
@@ -260,9 +262,23 @@ def nemo_tables_runs_path() -> Path:
     return _data_path("nemo_tables_runs.json")
 
 
+def amd_primus_runs_path() -> Path:
+    """Llama 3.1 8B and 70B on 8 and 64 AMD Instinct MI325X under Primus with its Megatron-LM
+    backend (AMD's ROCm performance results, Primus v26.1, as the ROCm blog on Primus
+    Projection tabulates them): the only AMD rows, shipped and fitted, as they alone inform the
+    MI325X's ``training_clock_frac``."""
+    return _data_path("amd_primus_runs.json")
+
+
 def shipped_runs_paths() -> tuple[Path, ...]:
     """Every ``scalewall-runs/1`` file shipped in the package, in the order they are read."""
-    return (default_runs_path(), frontier_runs_path(), scaling_runs_path(), fsdp_runs_path())
+    return (
+        default_runs_path(),
+        frontier_runs_path(),
+        scaling_runs_path(),
+        fsdp_runs_path(),
+        amd_primus_runs_path(),
+    )
 
 
 def frontier_runs_path() -> Path:

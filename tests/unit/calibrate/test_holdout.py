@@ -109,7 +109,6 @@ KEEPS_BASELINE = {
     "GPUs corrects",
     "vtrain_multi": "7.3%: the baseline has no level bias on vTrain, its error is scatter "
     "between plans",
-    "megascale": "3.9%: the baseline is within 4.8% at every size up to 1,024 GPUs",
     "megatron_core_h100": "3.2%",
     "korthikanti": "2.3%, calibrated 3.2%: the runs up to 280 GPUs move gemm_sustained_ratio "
     "by more than its standard error, which the 512- and 2,240-GPU runs do not share",
