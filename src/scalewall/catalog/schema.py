@@ -464,9 +464,23 @@ class Stack:
     with 128-element block scales: about 1.03)."""
     moe_combine_bytes: float = 2.0
     """Bytes per hidden element of a combined (returned) token, and of both backward passes."""
-    moe_permute_bytes_per_hidden: float = 8.0
+    moe_permute_bytes_per_hidden: float = 15.0
     """HBM bytes per hidden element per routed token copy for permuting tokens into expert
-    order and back, forward and backward (gather and scatter: read 2, write 2, each twice)."""
+    order and back, forward and backward, counted from the kernels' reads and writes of BF16
+    rows (Megatron-Core ``permute`` / ``unpermute``, Transformer Engine's fused
+    ``moe_permute_with_probs`` / ``moe_unpermute``). Forward: the permute reads each copy's
+    source row and writes the copy (4); the unpermute reads the k copies of a token and writes
+    the weighted sum once (2 + 2/k). Backward: the unpermute's reads the output gradient and
+    the saved copy for the routing weight's gradient and writes the copy's gradient (6); the
+    permute's sums the k copy gradients into the token's (2 + 2/k). 14 + 4/k: 15 at top-4,
+    within 1 of it for top-1 to top-8."""
+    moe_sort_chunks_bytes_per_hidden: float = 16.0
+    """HBM bytes per hidden element per routed token copy for the all-to-all dispatcher's
+    second permutation when a rank holds several experts (Megatron-Core
+    ``MoEAlltoAllTokenDispatcher``: ``sort_chunks_by_idxs`` regroups the received tokens by
+    local expert after the dispatch and back before the combine): two gathers forward, read 2
+    and write 2 each, and two backward. The ``flex`` dispatcher (DeepEP, HybridEP) receives
+    the tokens in expert order and has none."""
     ep_comm_overlap_frac: float = 0.0
     """Fraction of the expert all-to-all hidden behind computation of another micro-batch
     (DeepSeek-V3's DualPipe overlaps dispatch and combine with attention and MLP of the paired
@@ -636,6 +650,7 @@ _STACK_NON_NEGATIVE = (
     "moe_graph_capacity_factor",
     "moe_max_nodes_per_token",
     "moe_permute_bytes_per_hidden",
+    "moe_sort_chunks_bytes_per_hidden",
     "zero_shard_ranks",
     "ep_overlap_sm_frac",
 )

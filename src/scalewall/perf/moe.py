@@ -141,9 +141,10 @@ def routed_expert_times(
     fwd, bwd = experts(mean * compute_load_factor(stack))
     fwd_mean, bwd_mean = experts(mean)
     copies = mean * local * load
-    elementwise = copies * (
-        hidden * stack.moe_permute_bytes_per_hidden + up / 2.0 * stack.elementwise_bytes_per_ffn
-    )
+    permute: FloatArray | float = stack.moe_permute_bytes_per_hidden
+    if stack.moe_token_dispatcher == "alltoall":
+        permute = permute + np.where(local > 1, stack.moe_sort_chunks_bytes_per_hidden, 0.0)
+    elementwise = copies * (hidden * permute + up / 2.0 * stack.elementwise_bytes_per_ffn)
     return RoutedTimes(
         fwd=fwd,
         bwd=bwd,

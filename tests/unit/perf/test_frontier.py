@@ -111,6 +111,32 @@ def test_imbalance_factor_scales_the_busiest_experts_gemms() -> None:
     assert moe.load_factor(Stack(moe_load_imbalance=1.5, moe_capacity_factor=1.25)) == 1.25
 
 
+def test_permutation_bytes_by_dispatcher_and_local_experts() -> None:
+    """Mixtral 8x22B (hidden 6,144, top-2), 4,096 tokens per micro-batch: the permutation's
+    HBM bytes per copy and hidden element are ``moe_permute_bytes_per_hidden``; the all-to-all
+    dispatcher adds its second permutation (``moe_sort_chunks_bytes_per_hidden``) only where a
+    rank holds several experts, and the flex dispatcher never."""
+    model = catalog.model("mixtral-8x22b")
+    dev = Device.of(catalog.accelerator("h100-sxm-80gb"), _one(0.0), EFF)
+    plain = Stack(moe_load_imbalance=1.0, elementwise_bytes_per_ffn=0.0)
+
+    def permute_bytes(ep: int, stack: Stack) -> float:
+        batch = PlanBatch.from_plans(model, [_mixtral_plan(ep=ep, dp=32)])
+        tokens = batch.micro_batch * batch.seq_len
+        copies = float(moe.tokens_per_expert(model, batch, tokens)[0]) * 8 / ep
+        out = moe.routed_expert_times(model, batch, dev, EFF, stack, tokens)
+        return float(out.elementwise_bytes[0]) / (copies * model.hidden)
+
+    one_each = permute_bytes(8, plain)
+    two_each = permute_bytes(4, plain)
+    assert one_each == pytest.approx(plain.moe_permute_bytes_per_hidden)
+    assert two_each == pytest.approx(
+        plain.moe_permute_bytes_per_hidden + plain.moe_sort_chunks_bytes_per_hidden
+    )
+    flex = dataclasses.replace(plain, moe_token_dispatcher="flex")
+    assert permute_bytes(4, flex) == pytest.approx(plain.moe_permute_bytes_per_hidden)
+
+
 def test_wall_names_imbalance_and_all_to_all() -> None:
     cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=256)
     even = estimate("mixtral-8x22b", cluster, _mixtral_plan(), stack=Stack(moe_load_imbalance=1.0))
