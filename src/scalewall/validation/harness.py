@@ -47,6 +47,15 @@ from scalewall.validation.runs import (
 )
 
 MICRO_BATCH_CANDIDATES = (1, 2, 4, 8, 16)
+LAYOUT_FIELDS = ("tp", "pp", "cp", "ep", "etp")
+"""The plan fields of a parallel layout; with ``dp`` they multiply to the GPU count."""
+OPEN_LAYOUTS = 4
+"""Where a source leaves the layout open (tp, pp or cp, or ep of an MoE model), how many of
+the best layouts the plan search (``search.search``, restricted to the stated widths) finds
+are then evaluated with every other open field, as the published plans are."""
+OPEN_LAYOUT_PLANS = 40
+"""How many of the search's best plans the layouts are taken from (plans differing only in
+micro-batch, schedule or recompute share a layout)."""
 NEAR_BEST_FRAC = 0.02
 """Plans within 2% of the fastest are treated as equally fast when filling null fields."""
 PER_REPLICA_BATCH_MULTIPLES = (1, 2, 4, 8)
@@ -95,10 +104,82 @@ class Comparison:
         }
 
 
-def _options(case: Case) -> dict[str, list[Any]]:
-    """Candidate values per plan field: the published value, or every sensible one if null."""
+def layout_open(case: Case) -> bool:
+    """Whether the source leaves the parallel layout open: tp, pp or cp null, or ep null for
+    an MoE model (a dense model's ep is 1)."""
+    plan = case.plan
+    if any(plan.get(k) is None for k in ("tp", "pp", "cp")):
+        return True
+    return case.model.is_moe and plan.get("ep") is None
+
+
+def open_layouts(case: Case, cluster: Cluster, eff: Efficiency) -> list[dict[str, int]]:
+    """The layouts (``LAYOUT_FIELDS``) to evaluate: the stated one ({} : the case's own
+    fields), or, where the source leaves the layout open, those of the plan search's best
+    plans with the stated widths held (``OPEN_LAYOUTS`` of them, the best first), as the
+    authors tuned it. A search that finds no plan that fits leaves the stated fields, whose
+    error then names the reason."""
+    if not layout_open(case):
+        return [{}]
+    from scalewall.search.engine import search
+    from scalewall.search.space import SearchSpace
+
+    plan, training = case.plan, case.training
+
+    def held(name: str) -> tuple[int, ...]:
+        value = plan.get(name)
+        return (int(value),) if value else ()
+
+    zero, dist = plan.get("zero"), plan.get("distributed_optimizer")
+    stage = (
+        case.stack.zero_stage if zero is None and dist is None else max(zero or 0, int(bool(dist)))
+    )
+    etp = plan.get("etp")
+    space = SearchSpace(
+        precisions=(_precision(case),),
+        tp_values=held("tp"),
+        pp_values=held("pp"),
+        cp_values=held("cp"),
+        ep_values=held("ep") if case.model.is_moe else (1,),
+        expert_tp=("1", "tp") if not etp else (("1",) if etp == 1 else ("tp",)),
+        zero=(stage,),
+    )
+    try:
+        result = search(
+            case.model,
+            cluster,
+            global_batch=training.get("global_batch") or None,
+            seq_len=training["seq_len"],
+            space=space,
+            top_k=OPEN_LAYOUT_PLANS,
+            stack=case.stack,
+            efficiency=eff,
+        )
+    except (ScalewallError, ValueError):
+        return [{}]
+    layouts: list[dict[str, int]] = []
+    dp = plan.get("dp")
+    for ranked in result.top:
+        layout = {k: int(getattr(ranked.plan, k)) for k in LAYOUT_FIELDS}
+        if dp and ranked.plan.dp != dp:
+            continue
+        if layout not in layouts:
+            layouts.append(layout)
+        if len(layouts) == OPEN_LAYOUTS:
+            break
+    return layouts or [{}]
+
+
+def _options(case: Case, layout: Mapping[str, int] | None = None) -> dict[str, list[Any]]:
+    """Candidate values per plan field: the published value, or every sensible one if null;
+    ``layout`` fills the open layout fields (``open_layouts``)."""
     plan, training, model = case.plan, case.training, case.model
-    tp, pp, cp = plan.get("tp") or 1, plan.get("pp") or 1, plan.get("cp") or 1
+    layout = layout or {}
+
+    def width(name: str) -> int:
+        return int(layout.get(name) or plan.get(name) or 1)
+
+    tp, pp, cp = width("tp"), width("pp"), width("cp")
     # A data-parallel width left open fills the GPUs the other widths leave (dp = n / (tp pp
     # cp)), as every framework derives it; a non-whole quotient is the plan's error below.
     dp = plan.get("dp") or max(1, case.hardware["gpus"] // (tp * pp * cp))
@@ -107,8 +188,8 @@ def _options(case: Case) -> dict[str, list[Any]]:
         "pp": [pp],
         "dp": [dp],
         "cp": [cp],
-        "ep": [plan.get("ep") or 1],
-        "etp": [plan.get("etp") or 1],
+        "ep": [width("ep")],
+        "etp": [width("etp")],
         "cp_mode": [plan.get("cp_mode") or "ring"],
         "seq_len": [training["seq_len"]],
     }
@@ -236,30 +317,42 @@ def _layout_split(layout: list[int], layers: int, pp: int) -> tuple[int, int]:
     return (layout[0], layout[-1]) if pp > 1 else (0, 0)
 
 
-def candidate_plans(case: Case) -> tuple[list[ParallelPlan], list[str]]:
-    """Every valid plan for the case, and the names of the fields the harness chose (null in
-    the case, or a stage split it filled in). Raises SpecError with the first reason a
-    candidate was invalid when none is valid."""
-    opts = _options(case)
-    free = [k for k, v in opts.items() if len(v) > 1 and k != "stage_split"]
-    if opts["stage_split"][0][0] and not _split_given(case):
-        free += ["first_stage_layers", "last_stage_layers"]
+def candidate_plans(
+    case: Case, layouts: Sequence[Mapping[str, int]] = ({},)
+) -> tuple[list[ParallelPlan], list[str]]:
+    """Every valid plan for the case over ``layouts`` (``open_layouts``; the stated layout by
+    default), and the names of the fields the harness chose (null in the case, or a stage
+    split it filled in). Raises SpecError with the first reason a candidate was invalid when
+    none is valid."""
+    moe = case.model.is_moe
+    free: list[str] = [
+        k
+        for k in LAYOUT_FIELDS
+        if any(k in lay for lay in layouts)
+        and case.plan.get(k) is None
+        and (moe or k not in ("ep", "etp"))
+    ]
     plans = []
-    names = list(opts)
     reason = ""
-    for values in itertools.product(*(opts[k] for k in names)):
-        fields = dict(zip(names, values, strict=True))
-        first, last = fields.pop("stage_split")
-        plan = ParallelPlan(**fields, first_stage_layers=first, last_stage_layers=last)
-        try:
-            validate(case.model, plan, case.hardware["gpus"])
-        except ValueError as exc:
-            reason = reason or str(exc)
-            continue
-        plans.append(plan)
+    for layout in layouts:
+        opts = _options(case, layout)
+        free += [k for k, v in opts.items() if len(v) > 1 and k != "stage_split"]
+        if opts["stage_split"][0][0] and not _split_given(case):
+            free += ["first_stage_layers", "last_stage_layers"]
+        names = list(opts)
+        for values in itertools.product(*(opts[k] for k in names)):
+            fields = dict(zip(names, values, strict=True))
+            first, last = fields.pop("stage_split")
+            plan = ParallelPlan(**fields, first_stage_layers=first, last_stage_layers=last)
+            try:
+                validate(case.model, plan, case.hardware["gpus"])
+            except ValueError as exc:
+                reason = reason or str(exc)
+                continue
+            plans.append(plan)
     if not plans:
         raise ScalewallError(f"no valid plan for the published configuration: {reason}")
-    return plans, free
+    return plans, list(dict.fromkeys(free))
 
 
 def _split_given(case: Case) -> bool:
@@ -316,7 +409,7 @@ class _Evaluated:
 
 def _evaluate(case: Case, eff: Efficiency, clocks: Mapping[str, float] | None) -> _Evaluated:
     cluster = case_cluster(case.hardware, clocks)
-    plans, free = candidate_plans(case)
+    plans, free = candidate_plans(case, open_layouts(case, cluster, eff))
     batch = PlanBatch.from_plans(case.model, plans)
     if case.plan.get("offload_layers") is None:
         plans, batch, free = _offload_open(case, cluster, plans, batch, free, eff)

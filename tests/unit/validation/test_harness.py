@@ -262,6 +262,31 @@ def test_an_open_data_parallel_width_fills_the_gpus(tmp_path: Path) -> None:
     assert by_id["open_dp"] == by_id[stated["id"]]
 
 
+def test_an_open_layout_is_searched_and_reported(tmp_path: Path) -> None:
+    """A source that gives only the cluster and batch: tp, pp and cp (and an MoE model's ep)
+    left open are taken from the plan search's best layouts, then every other open field as
+    usual; the widths chosen are reported and the plan is at least as fast as the one the
+    authors published (the search holds it among its candidates or beats it)."""
+    stated = _raw(frontier_runs_path(), "frontier_mb2511_qwen3_30b_gb300_8_mxfp8")
+    open_layout = copy.deepcopy(stated)
+    open_layout["id"] = "open_layout"
+    for key in ("tp", "pp", "cp", "ep", "dp", "vpp"):
+        open_layout["plan"][key] = None
+    runs = read_runs_file(_write(tmp_path, [stated, open_layout]))
+    published, chosen = predict_cases(runs.cases)
+    assert not isinstance(published, Exception) and not isinstance(chosen, Exception)
+    assert {"tp", "pp", "cp", "ep"} <= set(chosen.chosen)
+    assert chosen.fits
+    assert chosen.row["tokens_per_s"] >= 0.98 * published.row["tokens_per_s"]
+    # Held widths stay held: only pp open on a dense run keeps the stated tp and cp.
+    dense = _dense()
+    dense["plan"]["pp"] = None
+    only_pp = predict_cases(read_runs_file(_write(tmp_path, [dense])).cases)[0]
+    assert not isinstance(only_pp, Exception)
+    assert (only_pp.plan.tp, only_pp.plan.cp) == (dense["plan"]["tp"], dense["plan"]["cp"])
+    assert "pp" in only_pp.chosen and "ep" not in only_pp.chosen
+
+
 def test_a_scaling_series_gets_one_choice_of_its_open_fields() -> None:
     """MegaScale's eight sizes (one model, stack and plan, grown in data parallelism) leave
     the micro-batch and schedule open: validate chooses them once for the series, where each
