@@ -30,7 +30,7 @@ def test_every_row_is_predicted_and_fits(predictions: list[CasePrediction]) -> N
 
 @pytest.mark.xfail(
     strict=True,
-    reason="predicted 2-92% too fast (MAPE 34.6%; B200 at EP 8 +92%, GB200 26.02 +58%): "
+    reason="predicted 2-87% too fast (MAPE 31.0%; B200 at EP 8 +87%, GB200 26.02 +53%): "
     "no sourced mechanism explains it yet",
 )
 def test_every_row_within_the_moe_bound(predictions: list[CasePrediction]) -> None:

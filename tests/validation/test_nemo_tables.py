@@ -7,7 +7,7 @@ Dense rows: MAPE 9.8% when written, mostly too fast. The 25.02 DGX-B200 rows are
 where later releases run the same layouts 15% faster on the same hardware (Llama 3 8B: 26,006
 tokens/s/GPU in 25.02, 29,994 in 25.09); 25.07's MXFP8 Llama 3 70B row (TP 2, PP 4, CP 2) ran
 15% below 25.02's FP8 row of the same layout on the slower DGX-B200 and is 43% fast.
-Mixtral rows: all four within 20%."""
+Mixtral rows: MAPE 12.3%, all four within 20%."""
 
 from __future__ import annotations
 

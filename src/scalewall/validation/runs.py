@@ -195,7 +195,7 @@ def torchtitan_runs_path() -> Path:
 
 def gpt_oss_runs_path() -> Path:
     """gpt-oss-120b on GB300, GB200, B200 and H100 (Megatron-Bridge 25.11 and 26.02 tables),
-    out of sample: the step model predicts these rows 2-92% too fast, a gap no mechanism in
+    out of sample: the step model predicts these rows 2-87% too fast, a gap no mechanism in
     hand explains, so the file is not among ``shipped_runs_paths`` (a fit on it would bend the
     shared constants to a missing mechanism); ``tests/validation/test_gpt_oss_runs.py`` holds
     the gap as an expected failure."""
