@@ -3,7 +3,8 @@ Llama-style 1B, 3B and 8B models at 4,096 tokens and a 1M-token global batch on 
 8 H100, stated with the ``nanotron`` stack, the published DP/TP/PP/ZeRO and micro-batch, and
 the network left open (the playbook does not describe it). No constant was fitted to them.
 
-On 1-4 nodes the model follows nanotron (MAPE 8.5% when written). From 8 nodes on it is
+On 1-4 nodes the model follows nanotron (MAPE 6.9% with nanotron's compute-balanced
+pipeline split, ``Stack.pipeline_split``; 8.5% with Megatron-Core's split). From 8 nodes on it is
 increasingly fast, up to 3x at 64 nodes. The playbook's own measurement of its cluster
 (figure "Communication Bandwidth by Number of Nodes", 256 MB messages) shows why: all-reduce
 bus bandwidth falls from 436 GB/s on one node to 100 GB/s on 8, 65 on 32 and 33 on 64 nodes

@@ -307,6 +307,10 @@ SELECTIVE_RECOMPUTE = ("attention", "alternate-matmuls", "none")
 """``Stack.selective_recompute`` values: what a plan's ``recompute = "selective"`` rebuilds
 (``none``: the stack has no selective mode, only full recompute)."""
 
+PIPELINE_SPLITS = ("megatron", "compute-balanced")
+"""``Stack.pipeline_split`` values: how the stack lays the layers on the pipeline stages when the
+run does not say."""
+
 FSDP_UNDER_PIPELINE = ("per-micro-batch", "reduce-once", "gather-once")
 """``Stack.fsdp_under_pipeline`` values: FSDP's per-layer collectives under a pipeline."""
 MOE_DISPATCHERS = ("alltoall", "flex")
@@ -530,6 +534,16 @@ class Stack:
     pipeline_parallel: bool = True
     """The stack runs pipeline parallelism (pp > 1). PyTorch FSDP with a data-parallel trainer
     (LLM Foundry/Composer, Hugging Face) and DeepSpeed's ZeRO-2/3 engine do not."""
+    pipeline_split: str = "megatron"
+    """How the stack lays the decoder layers on the pipeline stages when the run does not say
+    (``validate`` with the split open). ``megatron``: Megatron-Core's rules (an even split, else
+    the embedding and the loss counted as layers; ``plan.default_stage_split``).
+    ``compute-balanced``: nanotron's ``build_model`` (huggingface/nanotron,
+    src/nanotron/models/base.py, "Balance compute across PP blocks"): each pipeline block has a
+    cost (a decoder layer 4 heads head_dim hidden + 3 ffn hidden, the output layer vocab hidden,
+    the others 0), and walking the blocks in order, each joins the current stage, which is closed
+    once the running total passes its share (total x (r + 1) / pp):
+    ``plan.balanced_stage_split``."""
     interleaved_pipeline: bool = True
     """The stack runs an interleaved (virtual-stage) pipeline schedule (vpp > 1): Megatron-LM
     since 2021 (Narayanan et al. SC'21), torchtitan; not DeepSpeed's pipeline engine (one
@@ -624,6 +638,7 @@ class Stack:
 
 _STACK_CHOICES = {
     "fsdp_under_pipeline": FSDP_UNDER_PIPELINE,
+    "pipeline_split": PIPELINE_SPLITS,
     "moe_token_dispatcher": MOE_DISPATCHERS,
     "selective_recompute": SELECTIVE_RECOMPUTE,
     "softmax_fusion": SOFTMAX_FUSION,

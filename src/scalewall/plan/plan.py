@@ -155,6 +155,42 @@ def rule_stage_split(layers: int, pp: int) -> tuple[int, int] | None:
     return None
 
 
+def balanced_stage_split(model: ModelSpec, pp: int) -> tuple[int, int]:
+    """(first, last) stage layers as nanotron balances them (``Stack.pipeline_split``
+    ``compute-balanced``): block costs 4 heads head_dim hidden + 3 ffn hidden per decoder layer
+    and vocab hidden for the output layer (nanotron's ``get_block_compute_costs``), each block
+    joining the current stage, which closes once the running total passes total x (r + 1) / pp.
+    ``first`` is the first stage's layers and ``last`` those of the stage that takes the output
+    layer; stages after it hold only the loss and the middle stages share the rest a layer
+    apart (the step model runs them at the busiest one's pace). (0, 0) where that is the even
+    split; Megatron-Core's split where the walk leaves the first or the output stage without a
+    layer."""
+    layers = model.layers
+    if pp == 1:
+        return 0, 0
+    layer_cost = 4.0 * model.heads * model.head_size * model.hidden + 3.0 * (
+        model.ffn_hidden * model.hidden
+    )
+    costs = [layer_cost] * layers + [float(model.vocab * model.hidden)]
+    total = sum(costs)
+    stage, running, counts = 0, 0.0, [0] * pp
+    head_stage = pp - 1
+    for index, cost in enumerate(costs):
+        running += cost
+        if index < layers:
+            counts[stage] += 1
+        else:
+            head_stage = stage
+        if running > total * (stage + 1) / pp and stage < pp - 1:
+            stage += 1
+    first, last = counts[0], counts[head_stage]
+    if head_stage == 0 or min(first, last) < 1 or layers - first - last < pp - 2:
+        return default_stage_split(layers, pp)
+    if first == last and layers % pp == 0 and first == layers // pp:
+        return 0, 0
+    return first, last
+
+
 def default_stage_split(layers: int, pp: int) -> tuple[int, int]:
     """(first, last) stage layers for a source that gives none, (0, 0) for an even split.
 

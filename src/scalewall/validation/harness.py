@@ -29,6 +29,7 @@ from scalewall.plan.plan import (
     PRECISIONS,
     STACK_PLAN_FIELDS,
     ParallelPlan,
+    balanced_stage_split,
     check_precision,
     default_stage_split,
     rule_stage_split,
@@ -278,6 +279,8 @@ def _stage_splits(case: Case, pp: int) -> list[tuple[int, int]]:
     first, last = plan.get("first_stage_layers") or 0, plan.get("last_stage_layers") or 0
     if first or last:
         return [(first, last)]
+    if case.stack.pipeline_split == "compute-balanced":
+        return [balanced_stage_split(case.model, pp)]
     return candidate_splits(layers, pp)
 
 

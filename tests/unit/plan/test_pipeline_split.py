@@ -13,6 +13,7 @@ from scalewall.catalog.schema import ModelSpec
 from scalewall.errors import SpecError
 from scalewall.plan.plan import (
     ParallelPlan,
+    balanced_stage_split,
     default_stage_split,
     pipeline_layout,
     rule_stage_split,
@@ -104,3 +105,24 @@ def test_open_split_candidates() -> None:
         plan = ParallelPlan(pp=16, first_stage_layers=first, last_stage_layers=last)
         assert sum(pipeline_layout(model, plan)) == 61
         assert max(pipeline_layout(model, plan)) == 4
+
+
+def test_nanotron_balances_the_output_layer_against_the_decoder_layers() -> None:
+    """nanotron's walk over block costs (a decoder layer 4 h^2 + 3 h F, the output layer V h)
+    on Llama 3.1 8B (32 layers, hidden 4,096, FFN 14,336, vocab 128,256: the output layer
+    costs 2.16 layers): on 4 stages the thresholds fall after layers 9, 18 and 26, so the
+    stages hold 9, 9, 8 and 6 layers with the output layer; on 8 stages the first holds 5 and
+    the last 2 with it. Megatron-Core's rules would split both evenly."""
+    model = catalog.model("llama3.1-8b")
+    assert balanced_stage_split(model, 1) == (0, 0)
+    assert balanced_stage_split(model, 4) == (9, 6)
+    assert balanced_stage_split(model, 8) == (5, 2)
+    assert default_stage_split(model.layers, 4) == (0, 0)
+    # A stage closes only once the running total passes its share, so even with a negligible
+    # output layer the first stage takes the layer that reaches its share: 9, 8, 8, 7.
+    small_vocab = replace(model, vocab=256)
+    assert balanced_stage_split(small_vocab, 4) == (9, 7)
+    for pp in (2, 4, 8, 16):
+        first, last = balanced_stage_split(model, pp)
+        plan = ParallelPlan(pp=pp, first_stage_layers=first, last_stage_layers=last)
+        assert sum(pipeline_layout(model, plan)) == model.layers
