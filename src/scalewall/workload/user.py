@@ -159,6 +159,18 @@ NON_TRANSFORMER_TYPES = frozenset(
 transformer layer does not describe: refused rather than modelled as attention layers."""
 
 
+NON_DECODER_TYPES = frozenset(
+    {
+        "t5", "mt5", "umt5", "longt5", "switch_transformers", "bart", "mbart", "pegasus",
+        "marian", "whisper", "bert", "roberta", "xlm-roberta", "deberta", "deberta-v2",
+        "electra", "albert", "distilbert", "modernbert",
+    }
+)  # fmt: skip
+"""Encoder-decoder and encoder-only model types: the step model's layers are a decoder's
+(causal attention over one sequence, one output layer), so these are refused by name rather
+than read as a decoder with missing keys."""
+
+
 def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     """Map a HuggingFace transformers ``config.json`` onto a ModelSpec.
 
@@ -190,6 +202,13 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
             model_type,
             "a transformer whose every layer is attention and an MLP or MoE (state-space, "
             "recurrent and linear-attention layers are not modelled)",
+            where=where,
+        )
+    if model_type in NON_DECODER_TYPES or cfg.get("is_encoder_decoder") is True:
+        raise SpecError(
+            "model_type",
+            model_type or "encoder-decoder",
+            "a decoder-only transformer (encoder-decoder and encoder-only models are not modelled)",
             where=where,
         )
     hidden = num("hidden_size", "n_embd", "d_model")

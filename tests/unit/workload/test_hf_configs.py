@@ -247,6 +247,16 @@ def test_mpt_multihead_attention_ignores_kv_n_heads() -> None:
     assert model_from_hf_config(cfg, "m").kv_heads == 32
 
 
+def test_encoder_decoder_and_encoder_models_are_refused_by_name() -> None:
+    t5 = {"model_type": "t5", "d_model": 1024, "d_ff": 2816, "num_layers": 24, "num_heads": 16,
+          "vocab_size": 32128, "is_encoder_decoder": True}  # fmt: skip
+    with pytest.raises(SpecError, match=r"model_type='t5'.*decoder-only"):
+        model_from_hf_config(t5, "t5")
+    bert = CONFIGS["mistralai/Mistral-7B-v0.1"][0] | {"model_type": "bert"}
+    with pytest.raises(SpecError, match="decoder-only"):
+        model_from_hf_config(bert, "bert")
+
+
 def test_state_space_hybrids_are_refused_not_modelled_as_attention() -> None:
     cfg = CONFIGS["mistralai/Mistral-7B-v0.1"][0] | {"model_type": "jamba"}
     with pytest.raises(SpecError, match="model_type='jamba'"):
