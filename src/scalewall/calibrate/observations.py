@@ -30,7 +30,7 @@ from scalewall.plan.plan import PRECISIONS, ParallelPlan
 from scalewall.plan.topology import Cluster
 from scalewall.probe.measurements import Measurements, Record
 from scalewall.validation.harness import predict_cases
-from scalewall.validation.runs import Case, case_cluster
+from scalewall.validation.runs import PUBLISHED_METRICS, Case, case_cluster
 
 FloatArray = NDArray[np.float64]
 Predictor = Callable[[Mapping[str, Any], Efficiency], FloatArray]
@@ -38,17 +38,10 @@ ManyPredictor = Callable[[Mapping[str, FloatArray], Efficiency], FloatArray]
 
 #: Measurement dtypes the step model has a tensor peak for (index into PRECISIONS).
 DTYPE_PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
-#: Published step metrics, most direct first; a case contributes its first one only, as the
-#: others are the same measurement in another unit.
-STEP_METRICS = (
-    "step_time_s",
-    "tokens_per_s",
-    "tokens_per_s_per_gpu",
-    "tflops_per_gpu",
-    "mfu",
-    "hfu",
-    "fraction_of_peak",
-)
+#: Published step metrics, most direct first (the runs format's own order); a case contributes
+#: its first one only, as the others are the same measurement in another unit. The MFU a run
+#: would have had with full recompute is not its step.
+STEP_METRICS = tuple(m for m in PUBLISHED_METRICS if m != "mfu_with_full_recompute")
 COLLECTIVE_TIME = {
     "all_reduce": coll.allreduce_time_s,
     "reduce_scatter": coll.reduce_scatter_time_s,
