@@ -105,6 +105,16 @@ class Comparison:
         }
 
 
+def _zero_stage(case: Case) -> int:
+    """The case's ZeRO stage: the stated one (the distributed optimizer at least 1), or where
+    the source says neither, the sharding the stack runs (FSDP full shard is ZeRO-3,
+    Megatron-Core's recipes use the distributed optimizer, Megatron-LM 2021 neither)."""
+    zero, dist = case.plan.get("zero"), case.plan.get("distributed_optimizer")
+    if zero is None and dist is None:
+        return int(case.stack.zero_stage)
+    return max(zero or 0, 1 if dist else 0)
+
+
 def layout_open(case: Case) -> bool:
     """Whether the source leaves the parallel layout open: tp, pp or cp null, or ep null for
     an MoE model (a dense model's ep is 1)."""
@@ -131,10 +141,6 @@ def open_layouts(case: Case, cluster: Cluster, eff: Efficiency) -> list[dict[str
         value = plan.get(name)
         return (int(value),) if value else ()
 
-    zero, dist = plan.get("zero"), plan.get("distributed_optimizer")
-    stage = (
-        case.stack.zero_stage if zero is None and dist is None else max(zero or 0, int(bool(dist)))
-    )
     etp = plan.get("etp")
     space = SearchSpace(
         precisions=(_precision(case),),
@@ -143,7 +149,7 @@ def open_layouts(case: Case, cluster: Cluster, eff: Efficiency) -> list[dict[str
         cp_values=held("cp"),
         ep_values=held("ep") if case.model.is_moe else (1,),
         expert_tp=("1", "tp") if not etp else (("1",) if etp == 1 else ("tp",)),
-        zero=(stage,),
+        zero=(_zero_stage(case),),
     )
     try:
         result = search(
@@ -211,13 +217,7 @@ def _options(case: Case, layout: Mapping[str, int] | None = None) -> dict[str, l
     opts["sequence_parallel"] = [sp] if sp is not None else ([True, False] if tp > 1 else [False])
     rc = plan.get("recompute")
     opts["recompute"] = [rc] if rc else ["none", "selective", "full"]
-    zero, dist = plan.get("zero"), plan.get("distributed_optimizer")
-    if zero is None and dist is None:
-        # The source does not say: the sharding the stack runs (FSDP full shard is ZeRO-3,
-        # Megatron-Core's recipes use the distributed optimizer, Megatron-LM 2021 neither).
-        opts["zero"] = [case.stack.zero_stage]
-    else:
-        opts["zero"] = [max(zero or 0, 1 if dist else 0)]
+    opts["zero"] = [_zero_stage(case)]
     opts["precision"] = [_precision(case)]
     # The stage split travels as one option: a (first, last) pair.
     opts["stage_split"] = splits
