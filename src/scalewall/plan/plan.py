@@ -157,7 +157,7 @@ def rule_stage_split(layers: int, pp: int) -> tuple[int, int] | None:
 
 def balanced_stage_split(model: ModelSpec, pp: int) -> tuple[int, int]:
     """(first, last) stage layers as nanotron balances them (``Stack.pipeline_split``
-    ``compute-balanced``): block costs 4 heads head_dim hidden + 3 ffn hidden per decoder layer
+    ``compute-balanced``): block costs 4 heads d_qkv hidden + 3 ffn hidden per decoder layer
     and vocab hidden for the output layer (nanotron's ``get_block_compute_costs``), each block
     joining the current stage, which closes once the running total passes total x (r + 1) / pp.
     ``first`` is the first stage's layers and ``last`` those of the stage that takes the output
@@ -168,9 +168,9 @@ def balanced_stage_split(model: ModelSpec, pp: int) -> tuple[int, int]:
     layers = model.layers
     if pp == 1:
         return 0, 0
-    layer_cost = 4.0 * model.heads * model.head_size * model.hidden + 3.0 * (
-        model.ffn_hidden * model.hidden
-    )
+    # nanotron's d_qkv is hidden // heads whatever the model's head width.
+    d_qkv = model.hidden // model.heads
+    layer_cost = 4.0 * model.heads * d_qkv * model.hidden + 3.0 * model.ffn_hidden * model.hidden
     costs = [layer_cost] * layers + [float(model.vocab * model.hidden)]
     total = sum(costs)
     stage, running, counts = 0, 0.0, [0] * pp
