@@ -17,18 +17,17 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from tests.validation.predictions import predict_file
 
-from scalewall.validation.harness import CasePrediction, predict_case, predict_cases
-from scalewall.validation.runs import megatron_bridge_tables_runs_path, read_runs
+from scalewall.validation.harness import CasePrediction, predict_case
+from scalewall.validation.runs import megatron_bridge_tables_runs_path
 
 MOE = ("dsv3", "qwen3", "gptoss")
 
 
 @pytest.fixture(scope="module")
 def predictions() -> dict[str, CasePrediction]:
-    out = predict_cases(read_runs(megatron_bridge_tables_runs_path()))
-    assert not any(isinstance(p, Exception) for p in out)
-    return {p.case.id: p for p in out if isinstance(p, CasePrediction)}
+    return predict_file(megatron_bridge_tables_runs_path())
 
 
 def _error(p: CasePrediction) -> float:

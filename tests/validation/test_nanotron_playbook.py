@@ -15,16 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.validation.predictions import predict_file
 
-from scalewall.validation.harness import CasePrediction, predict_cases
-from scalewall.validation.runs import nanotron_playbook_runs_path, read_runs
+from scalewall.validation.harness import CasePrediction
+from scalewall.validation.runs import nanotron_playbook_runs_path
 
 
 @pytest.fixture(scope="module")
 def predictions() -> dict[str, CasePrediction]:
-    out = predict_cases(read_runs(nanotron_playbook_runs_path()))
-    assert not any(isinstance(p, Exception) for p in out)
-    return {p.case.id: p for p in out if isinstance(p, CasePrediction)}
+    return predict_file(nanotron_playbook_runs_path())
 
 
 def _error(p: CasePrediction) -> float:
