@@ -511,6 +511,16 @@ class Stack:
     weights, ``fp8_model_init``; the distributed optimizer's FP32 main params stay in the
     optimizer) and DeepSeek-V3 (report Sec. 3.3, Fig. 6: FP32 master weights cast to FP8 for
     the forward and backward GEMMs). False: BF16 weights plus the FP8 copies."""
+    fp8_weight_cache: bool = True
+    """Under an FP8 recipe the quantized copies of each weight are made once per step and reused
+    by every micro-batch: Transformer Engine caches them when its caller passes
+    ``is_first_microbatch`` (Megatron-Core does), or the weights are FP8 already
+    (``fp8_primary_weights``). False: every forward quantizes the BF16 weights again (a
+    row-wise and a column-wise copy, with the amax pass of per-tensor scaling), paid per
+    micro-batch like the activations' casts (``Efficiency.layers.fp8_cast_bytes_per_element``):
+    Transformer Engine modules called without ``is_first_microbatch`` (its default None:
+    "caching of the FP8 versions of the weights" only when set), and torchao's ``Float8Linear``,
+    whose dynamic scaling casts the weight in every forward."""
     fp8_block_keeps_bf16_weights: bool = False
     """With ``fp8_primary_weights``, the block-scaled FP8 recipe (``fp8-block``, 1x128 and
     128x128 scales) still keeps BF16 weights beside its FP8 copies: Megatron-Bridge's

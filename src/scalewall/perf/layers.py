@@ -129,6 +129,9 @@ def layer_times(
     f, b = linear_time_s(tokens[np.newaxis, :], n_arr, k_arr, dev, eff)
     fwd, bwd = f.sum(axis=0), b.sum(axis=0)
     cast = (tokens * (n_arr + k_arr)).sum(axis=0)
+    if not stack.fp8_weight_cache:
+        # The weights are quantized again in every micro-batch's forward.
+        cast = cast + (n_arr * k_arr).sum(axis=0)
     attn_f, attn_b, attn_re = attention_times(model, p, dev, eff, stack)
     norm_tokens = np.where(p.sequence_parallel > 0, tokens / tp, tokens)
     per_hidden = stack.elementwise_bytes_per_hidden + (
@@ -146,6 +149,8 @@ def layer_times(
         fwd, bwd = fwd + routed.fwd + rf, bwd + routed.bwd + rb
         elem_bytes = elem_bytes + routed.elementwise_bytes
         cast = cast + routed.cast_elements
+        if not stack.fp8_weight_cache:
+            cast = cast + moe.local_expert_weights(model, p)
         imbalance = routed.imbalance
         routed_after = routed.fwd + memory_bound_time_s(
             routed.elementwise_bytes / 3.0

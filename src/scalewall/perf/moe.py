@@ -154,6 +154,16 @@ def routed_expert_times(
     )
 
 
+def local_expert_weights(model: ModelSpec, p: PlanBatch) -> FloatArray:
+    """Weight elements of the routed experts one GPU holds in one MoE layer: its
+    ``routed_experts / ep`` experts' up (gated: gate and up) and down projections, split over
+    ``etp``."""
+    width = model.expert_ffn_hidden / p.etp
+    per_expert = (width * swiglu_factor(model) + width) * model.hidden
+    result: FloatArray = model.routed_experts / p.ep * per_expert
+    return result
+
+
 def expert_comm_times(
     model: ModelSpec,
     cluster: Cluster,

@@ -376,3 +376,34 @@ def test_ring_cp_runs_the_attention_kernel_on_short_chunks() -> None:
     per_token = forward * batch.cp  # each rank holds 1/cp of the tokens
     assert per_token[1] / per_token[0] == pytest.approx((8192 / 8432) / (1024 / 1264), rel=1e-9)
     assert per_token[2] == pytest.approx(per_token[0], rel=1e-9)
+
+
+def test_a_stack_without_the_fp8_weight_cache_casts_the_weights_every_micro_batch() -> None:
+    """Llama 3 8B on H100 under per-tensor FP8, tp 2: a stack that quantizes the weights again
+    in every forward (``Stack.fp8_weight_cache`` False: torchao's Float8Linear, Transformer
+    Engine called without ``is_first_microbatch``) pays, per layer and micro-batch, the cast of
+    the GPU's weight elements, (QKV + output + gate/up + down) / tp = (4096 x 6144 + 4096 x
+    4096 + 2 x 14336 x 4096 + 4096 x 14336) / 2 = 109.1M elements, at 4 bytes (read, row-wise
+    and column-wise copy) plus the 2-byte amax pass; a BF16 plan casts nothing either way."""
+    from scalewall.perf.compute import memory_bound_time_s
+    from scalewall.perf.layers import cast_bytes, layer_times
+
+    model = catalog.model("llama3-8b")
+    cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=8)
+    cached = preset("megatron-core")
+    uncached = dataclasses.replace(cached, fp8_weight_cache=False)
+    plans = [
+        ParallelPlan(tp=2, dp=4, micro_batch=1, global_batch=8, seq_len=8192, precision=p)
+        for p in ("fp8", "bf16")
+    ]
+    p = PlanBatch.from_plans(model, plans)
+    dev = Device.of(cluster.accelerator, p.precision, EFF)
+    a = layer_times(model, cluster, p, dev, EFF, cached)
+    b = layer_times(model, cluster, p, dev, EFF, uncached)
+    elements = (4096 * 6144 + 4096 * 4096 + 3 * 14336 * 4096) / 2
+    assert elements == pytest.approx(109.1e6, rel=1e-3)
+    expected = memory_bound_time_s(elements * cast_bytes(dev, EFF), dev, EFF)[0]
+    extra = (b.fwd_compute + b.bwd_compute) - (a.fwd_compute + a.bwd_compute)
+    assert extra[0] == pytest.approx(expected, rel=1e-9)
+    assert cast_bytes(dev, EFF)[0] == 6.0
+    assert extra[1] == 0.0
