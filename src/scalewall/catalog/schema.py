@@ -425,6 +425,16 @@ class Stack:
     """Fixed per-step cost outside the model (data loading, logging)."""
     scatter_gather_p2p: bool = True
     """Pipeline activations sent as 1/tp shards and all-gathered over NVLink (Megatron)."""
+    pp_p2p_transfers_per_micro_batch: float = 2.0
+    """Pipeline transfers on a stage's critical path per micro-batch and model chunk in the
+    steady state. 2: the send to one neighbour and the receive from the other go as one batched
+    call, so a forward and a backward exchange each cost one transfer time (Megatron's
+    ``send_forward_recv_backward`` / ``send_backward_recv_forward`` on
+    ``torch.distributed.batch_isend_irecv``). 4: every send and receive is its own blocking
+    call, one after the other (DeepSpeed's ``PipelineEngine``: ``TrainSchedule`` issues
+    RecvActivation, SendGrad, SendActivation and RecvGrad as separate instructions, each
+    "blocking and must be paired"), so the stage waits out receive activation, send gradient,
+    send activation and receive gradient in turn."""
     optimizer_state_bytes: float = 12.0
     """Bytes of optimizer state per parameter: fp32 master weights and fp32 Adam m and v
     (Rajbhandari et al. 2020). DeepSeek-V3 keeps m and v in BF16: 8."""
@@ -662,6 +672,7 @@ _STACK_POSITIVE = (
     "grad_reduce_bytes",
     "param_gather_bytes",
     "grad_buckets",
+    "pp_p2p_transfers_per_micro_batch",
     "optimizer_state_bytes",
     "moe_dispatch_bytes",
     "moe_combine_bytes",

@@ -49,8 +49,9 @@ def p2p_s(
     """Exposed pipeline point-to-point time per step: per micro-batch and model chunk, the
     activations forward and their gradients backward to the neighbour stage, tp cp dp ranks
     away; 1/tp shards all-gathered over the scale-up fabric where the stack scatters them
-    (Megatron's ``scatter_gather_tensors_in_pipeline``). The stack's overlap hides
-    ``pp_p2p_overlap_frac`` of the transfer; the handshake ``pp_p2p_sync_s`` always shows."""
+    (Megatron's ``scatter_gather_tensors_in_pipeline``), ``Stack.pp_p2p_transfers_per_micro_batch``
+    times per micro-batch and chunk. The stack's overlap hides ``pp_p2p_overlap_frac`` of the
+    transfer; the handshake ``pp_p2p_sync_s`` always shows."""
     if not np.any(p.pp > 1):
         return np.zeros_like(p.pp)  # no pipeline in the batch: every row would be masked to 0
     tokens = p.micro_batch * p.seq_len / p.cp
@@ -59,7 +60,10 @@ def p2p_s(
     exposed = 1.0 - (eff.pipeline.pp_p2p_overlap_frac if stack.overlap_p2p else 0.0)
     result: FloatArray = np.where(
         p.pp > 1,
-        micro_batches * 2.0 * p.vpp * (transfer * exposed + eff.pipeline.pp_p2p_sync_s),
+        micro_batches
+        * stack.pp_p2p_transfers_per_micro_batch
+        * p.vpp
+        * (transfer * exposed + eff.pipeline.pp_p2p_sync_s),
         0.0,
     )
     return result

@@ -317,6 +317,26 @@ def test_tied_embeddings_add_one_all_reduce_between_the_end_stages() -> None:
     assert float(single[0]) == 0.0
 
 
+def test_unbatched_blocking_pipeline_transfers_cost_twice_the_batched_ones() -> None:
+    # DeepSpeed's pipeline engine sends and receives one tensor per blocking call (four transfers
+    # per micro-batch on a stage's path); Megatron batches each send with the opposite receive
+    # (two). Without overlap the pipeline part doubles, less the tied-embedding sync both pay.
+    from scalewall.stack import preset
+
+    model = dataclasses.replace(_pipeline_model(), tied_embeddings=False)
+    quiet = dataclasses.replace(Stack(), overlap_p2p=False)
+    batched = _pipeline(quiet, model=model)
+    blocking = _pipeline(
+        dataclasses.replace(quiet, pp_p2p_transfers_per_micro_batch=4.0), model=model
+    )
+    two = float(batched.breakdown_s["pp_comm"][0])
+    assert two > 0.0
+    assert float(blocking.breakdown_s["pp_comm"][0]) == pytest.approx(2.0 * two, rel=1e-9)
+    with pytest.raises(ScalewallError, match="pp_p2p_transfers_per_micro_batch"):
+        dataclasses.replace(Stack(), pp_p2p_transfers_per_micro_batch=0.0)
+    assert preset("megatron-deepspeed").pp_p2p_transfers_per_micro_batch == 4.0
+
+
 def _pipelined_fsdp(mode: str, micro_batches: int) -> StepArrays:
     from scalewall.stack import preset
 
