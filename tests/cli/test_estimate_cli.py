@@ -220,3 +220,23 @@ def test_the_cli_and_the_api_give_the_same_estimate() -> None:
     assert data["step_time_s"] == api.step_time_s
     assert data["memory_total_bytes"] == api.memory_total_bytes
     assert data["stack"] == api.stack == "megatron-core"
+
+
+def test_a_stack_that_balances_its_pipeline_lays_out_an_open_split_in_both_ways() -> None:
+    """nanotron balances its stages by compute (the output layer counts), so Llama 3.1 8B on
+    two stages runs 18 and 14 layers; the CLI and the API both lay it out so when the split is
+    left open, and both keep a split the question gives."""
+    import scalewall
+
+    args = ("estimate", "--model", "llama3.1-8b", "--stack", "nanotron", "--gpus", "8")
+    args += ("--tp", "1", "--pp", "2", "--json")
+    result = cli(*args)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    api = scalewall.estimate("llama3.1-8b", gpus=8, plan={"tp": 1, "pp": 2}, stack="nanotron")
+    assert (data["plan"]["first_stage_layers"], data["plan"]["last_stage_layers"]) == (18, 14)
+    assert (api.plan.first_stage_layers, api.plan.last_stage_layers) == (18, 14)
+    assert data["step_time_s"] == api.step_time_s
+    even = json.loads(cli(*args, "--first-stage-layers", "0").stdout)
+    assert even["plan"]["first_stage_layers"] == 0
+    assert even["step_time_s"] < data["step_time_s"]

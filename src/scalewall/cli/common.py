@@ -106,10 +106,19 @@ CpModeOpt = Annotated[
     str, typer.Option(help="Context parallelism: ring (KV ring) or a2a (Ulysses).")
 ]
 FirstStageLayersOpt = Annotated[
-    int, typer.Option(help="Layers on the first pipeline stage (0: even split).")
+    int | None,
+    typer.Option(
+        help="Layers on the first pipeline stage (0: even split; default: the stack's split, "
+        "even or, for nanotron, balanced by compute).",
+        show_default=False,
+    ),
 ]
 LastStageLayersOpt = Annotated[
-    int, typer.Option(help="Layers on the last pipeline stage (0: even split).")
+    int | None,
+    typer.Option(
+        help="Layers on the last pipeline stage (0: even split; default: the stack's split).",
+        show_default=False,
+    ),
 ]
 OffloadLayersOpt = Annotated[
     int | None,

@@ -145,8 +145,8 @@ def goodput_command(
     ep: EpOpt = PLAN_DEFAULTS.ep,
     etp: EtpOpt = PLAN_DEFAULTS.etp,
     cp_mode: CpModeOpt = PLAN_DEFAULTS.cp_mode,
-    first_stage_layers: FirstStageLayersOpt = PLAN_DEFAULTS.first_stage_layers,
-    last_stage_layers: LastStageLayersOpt = PLAN_DEFAULTS.last_stage_layers,
+    first_stage_layers: FirstStageLayersOpt = None,
+    last_stage_layers: LastStageLayersOpt = None,
     offload_layers: OffloadLayersOpt = None,
     micro_batch: MicroBatchOpt = PLAN_DEFAULTS.micro_batch,
     global_batch: Annotated[

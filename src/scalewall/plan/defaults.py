@@ -15,7 +15,13 @@ from typing import Any
 
 from scalewall.catalog.schema import ModelSpec, Stack
 from scalewall.errors import SpecError
-from scalewall.plan.plan import STACK_FALLBACKS, STACK_PLAN_FIELDS, ParallelPlan, stack_allows
+from scalewall.plan.plan import (
+    STACK_FALLBACKS,
+    STACK_PLAN_FIELDS,
+    ParallelPlan,
+    balanced_stage_split,
+    stack_allows,
+)
 from scalewall.plan.topology import Cluster
 
 DEFAULT_MODEL = "llama3-70b"
@@ -97,7 +103,8 @@ def plan_from_fields(
     (absent or None) fills the cluster, ``zero`` (absent or None) is the given stack's
     sharding, and ``global_batch_tokens`` (tokens per step) sets ``global_batch`` to
     tokens / seq_len when the batch is not given in sequences. A default ``stack`` cannot run
-    takes the value it runs instead (``plan.STACK_FALLBACKS``)."""
+    takes the value it runs instead (``plan.STACK_FALLBACKS``), and with the pipeline split left
+    open a stack that balances it by compute (``Stack.pipeline_split``) lays it out its way."""
     given = {k: v for k, v in fields.items() if v is not None}
     unknown = set(given) - set(ParallelPlan.__dataclass_fields__)
     if unknown:
@@ -121,6 +128,10 @@ def plan_from_fields(
                 merged[name] = STACK_FALLBACKS[name]
     tp, pp, cp = int(merged["tp"]), int(merged["pp"]), int(merged["cp"])
     check_widths(model, tp, pp, cp)
+    open_split = "first_stage_layers" not in given and "last_stage_layers" not in given
+    if stack is not None and stack.pipeline_split == "compute-balanced" and open_split and pp > 1:
+        # The split the stack lays out when the question leaves it open, as ``validate`` does.
+        merged["first_stage_layers"], merged["last_stage_layers"] = balanced_stage_split(model, pp)
     if "dp" not in given:
         merged["dp"] = fill_dp(cluster, tp, pp, cp)
     return ParallelPlan(**merged)
