@@ -25,6 +25,13 @@ class Accelerator:
     hbm_bytes_per_s: float
     scale_up_bytes_per_s: float
     """Scale-up (NVLink, XGMI, HCCS) bandwidth per GPU, per direction."""
+    scale_up_alltoall_bytes_per_s: float = 0.0
+    """Bus bandwidth per GPU that NCCL's all-to-all (grouped sends and receives, one per peer)
+    reaches over the scale-up fabric, measured, where it falls short of what the ring
+    collectives reach (``scale_up_bytes_per_s`` x ``scale_up_bw_efficiency``); 0: no shortfall
+    measured. It bounds the all-to-all token dispatcher's and Ulysses' exchanges inside the
+    domain, not DeepEP's or HybridEP's kernels, which move the tokens with their own loads and
+    stores."""
     tdp_w: float
     sm_count: int
     """Streaming multiprocessors (compute units): a GEMM runs in waves of output tiles over them."""

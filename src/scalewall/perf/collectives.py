@@ -81,6 +81,15 @@ def _bandwidth(tier: Tier, eff: Efficiency) -> float:
     return tier.bytes_per_s_per_gpu * factor / hash_imbalance(tier, eff)
 
 
+def _alltoall_bandwidth(tier: Tier, eff: Efficiency) -> float:
+    """Bus bandwidth per GPU of an all-to-all of grouped sends and receives on ``tier``: the
+    ring collectives' (``_bandwidth``), or the measured all-to-all figure where that is lower."""
+    ring = _bandwidth(tier, eff)
+    if tier.alltoall_bytes_per_s_per_gpu > 0.0:
+        return min(ring, tier.alltoall_bytes_per_s_per_gpu)
+    return ring
+
+
 def _step_latency(tier: Tier, eff: Efficiency) -> float:
     base = (
         eff.comm.ring_step_latency_scale_up_s
@@ -184,7 +193,7 @@ def alltoall_time_s(
     for tier, f in zip(cluster.tiers, level_factors(cluster, n, stride), strict=True):
         inside = below * f
         share = (inside - below) / n * message_bytes
-        time = share / _bandwidth(tier, eff) + np.where(
+        time = share / _alltoall_bandwidth(tier, eff) + np.where(
             f > 1, (f - 1.0) * _step_latency(tier, eff), 0
         )
         slowest = np.maximum(slowest, time)
@@ -248,7 +257,10 @@ def expert_alltoall_time_s(
             crossing = copies * share + (copies * remote if per_domain else 0.0)
         else:
             crossing = per_remote * share
-        bandwidth = _bandwidth(tier, eff) * eff.comm.expert_alltoall_bw_efficiency
+        # DeepEP / HybridEP forward over the scale-up fabric with their own kernels; the
+        # all-to-all dispatcher's grouped sends and receives reach what NCCL's all-to-all does.
+        reach = _bandwidth(tier, eff) if per_domain else _alltoall_bandwidth(tier, eff)
+        bandwidth = reach * eff.comm.expert_alltoall_bw_efficiency
         time = crossing * token_bytes / bandwidth + np.where(
             f > 1, (f - 1.0) * _step_latency(tier, eff), 0.0
         )

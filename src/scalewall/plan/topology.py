@@ -32,6 +32,9 @@ class Tier:
     hashed_paths: int = 0
     """Equal-cost uplinks a flow is hashed over when it crosses this tier (static ECMP on
     Ethernet); 0 where the fabric routes adaptively (InfiniBand) or inside a switch."""
+    alltoall_bytes_per_s_per_gpu: float = 0.0
+    """Bus bandwidth per GPU of an all-to-all of grouped sends and receives where it is measured
+    below the ring collectives' (``Accelerator.scale_up_alltoall_bytes_per_s``); 0: none."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,6 +105,7 @@ def build_tiers(
             hop_latency_s=0.0,
             in_network_reduction=system.scale_up_in_network_reduction,
             scale_up=True,
+            alltoall_bytes_per_s_per_gpu=accelerator.scale_up_alltoall_bytes_per_s,
         )
     ]
     spans = [leaf_span_gpus(system, fabric, link)]

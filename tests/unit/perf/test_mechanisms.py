@@ -183,3 +183,32 @@ def test_torchtitan_op_level_selective_recomputes_every_second_matmul(
     redone = 2 * (1024 + 4096 + 14336) * 4096 * model.layers
     rate = out.tokens_per_s[0] / 8 * redone / h100_1024.accelerator.peak_bf16_flop_per_s
     assert hfu_extra == pytest.approx(rate, rel=1e-9)
+
+
+def test_nccl_all_to_all_on_nvlink_5_runs_at_its_measured_bus_bandwidth() -> None:
+    # Inside an 8-GPU B200 node the ring collectives reach 0.8 x 900 GB/s, NCCL's all-to-all
+    # 383 GB/s (the catalog's measured figure): the all-to-all dispatcher's exchange takes the
+    # lower figure, DeepEP's per-domain forwarding (own NVLink kernels) and H100 keep the ring's.
+    from scalewall.cluster import resolve_cluster
+
+    eff = Efficiency()
+    one = np.array([1.0])
+    token_bytes = np.array([1e9])
+
+    def dispatch(gpu: str, per_domain: bool) -> float:
+        cluster = resolve_cluster(gpu=gpu, gpus=8)
+        return float(
+            coll.expert_alltoall_time_s(
+                cluster, eff, 8.0 * one, one, token_bytes, 4.0, 0, per_domain
+            )[0]
+        )
+
+    alltoall, deepep = dispatch("b200", False), dispatch("b200", True)
+    crossing = 4.0 * 7.0 / 8.0 * 1e9 / eff.comm.expert_alltoall_bw_efficiency
+    launch = eff.comm.collective_launch_s + 7.0 * eff.comm.ring_step_latency_scale_up_s
+    assert alltoall - launch == pytest.approx(crossing / 383e9, rel=1e-9)
+    assert deepep - launch == pytest.approx(crossing / (900e9 * 0.8), rel=1e-9)
+    h100 = resolve_cluster(gpu="h100-sxm-80gb", gpus=8)
+    assert h100.tiers[0].alltoall_bytes_per_s_per_gpu == 0.0
+    ring = dispatch("h100-sxm-80gb", False) - launch
+    assert ring == pytest.approx(crossing / (450e9 * 0.8), rel=1e-9)
