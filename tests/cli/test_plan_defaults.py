@@ -11,7 +11,7 @@ import pytest
 
 import scalewall
 from scalewall.cli.app import load_command
-from scalewall.plan.defaults import DEFAULT_MODEL, PLAN_DEFAULTS
+from scalewall.plan.defaults import DEFAULT_MODEL, PLAN_DEFAULTS, STACK_SPLIT_FIELDS
 from scalewall.plan.plan import STACK_PLAN_FIELDS
 from scalewall.web.requests import EstimateRequest, GoodputRequest
 
@@ -28,9 +28,10 @@ def _options(command: str) -> dict[str, Any]:
 def test_cli_option_defaults_are_the_plan_defaults(command: str) -> None:
     defaults = _options(command)
     for name, value in PLAN_DEFAULTS.fields().items():
-        if name == "global_batch" or name in STACK_PLAN_FIELDS:
+        if name == "global_batch" or name in STACK_PLAN_FIELDS + STACK_SPLIT_FIELDS:
             # Left out (None): the resolver fills PLAN_DEFAULTS.global_batch, or the tokens;
-            # the stack-dependent fields PLAN_DEFAULTS' value, or what the stack runs.
+            # the stack-dependent fields PLAN_DEFAULTS' value, or what the stack runs (the
+            # pipeline split: the stack's own where it balances it).
             assert defaults[name] is None, name
         else:
             assert defaults[name] == value, name

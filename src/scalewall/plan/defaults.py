@@ -90,6 +90,10 @@ def fill_dp(cluster: Cluster, tp: int, pp: int, cp: int) -> int:
     return cluster.num_gpus // denom
 
 
+STACK_SPLIT_FIELDS = ("first_stage_layers", "last_stage_layers")
+"""Plan fields a question may leave open for the stack to lay out (``Stack.pipeline_split``)."""
+
+
 def plan_from_fields(
     cluster: Cluster,
     model: ModelSpec,
@@ -128,7 +132,7 @@ def plan_from_fields(
                 merged[name] = STACK_FALLBACKS[name]
     tp, pp, cp = int(merged["tp"]), int(merged["pp"]), int(merged["cp"])
     check_widths(model, tp, pp, cp)
-    open_split = "first_stage_layers" not in given and "last_stage_layers" not in given
+    open_split = not any(name in given for name in STACK_SPLIT_FIELDS)
     if stack is not None and stack.pipeline_split == "compute-balanced" and open_split and pp > 1:
         # The split the stack lays out when the question leaves it open, as ``validate`` does.
         merged["first_stage_layers"], merged["last_stage_layers"] = balanced_stage_split(model, pp)
