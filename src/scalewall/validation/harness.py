@@ -642,7 +642,8 @@ def unknown_published(case: Case) -> list[CaseMessage]:
 class ValidationReport:
     comparisons: list[Comparison]
     fits: dict[str, tuple[bool, bool]]
-    """Case id -> (published fits, predicted fits) where the source states it."""
+    """Case id -> (published fits, predicted fits) where the source states it or, publishing a
+    time or a throughput, shows the run ran (``ran_fit``)."""
     errors: list[CaseMessage] = field(default_factory=list)
     """One per case that could not be read or modelled; the other cases are compared."""
     warnings: list[CaseMessage] = field(default_factory=list)
@@ -717,11 +718,22 @@ def validate_cases(
         )
         warnings.extend(CaseMessage(id=case.id, text=text) for text in case.read_warnings)
         stacks[case.id] = case.stack.id
-        if case.published.get("fits") is not None:
-            fits[case.id] = (bool(case.published["fits"]), pred.fits)
+        published_fit = ran_fit(case.published)
+        if published_fit is not None:
+            fits[case.id] = (published_fit, pred.fits)
     return ValidationReport(
         comparisons=comparisons, fits=fits, errors=errors, warnings=warnings, stacks=stacks
     )
+
+
+def ran_fit(published: Mapping[str, Any]) -> bool | None:
+    """Whether the source says the configuration fitted in memory: its ``fits`` where it states
+    one, else true where it publishes a time or a throughput (the run ran), else None."""
+    if published.get("fits") is not None:
+        return bool(published["fits"])
+    if any(published.get(name) is not None for name in PUBLISHED_METRICS):
+        return True
+    return None
 
 
 def _one_line(exc: Exception) -> str:

@@ -396,3 +396,25 @@ def test_a_precision_the_accelerator_cannot_run_is_that_cases_error(
     assert {c.id for c in report.comparisons} == {_moe()["id"]}
     (error,) = report.errors
     assert message in error.text and "\n" not in error.text
+
+
+def test_a_run_that_published_a_throughput_counts_as_fitting() -> None:
+    """A measured time or throughput means the configuration ran: the report holds it as a
+    published fit, so a plan predicted not to fit is a mismatch even where the source never
+    says "fits"; a case with only memory figures states nothing."""
+    from scalewall.validation.harness import ran_fit
+
+    assert ran_fit({"tokens_per_s": 1.0}) is True
+    assert ran_fit({"step_time_s": 2.0, "fits": False}) is False
+    assert ran_fit({"memory_gib": {"activations": 3.0}}) is None
+    runs = read_runs_file()
+    case = next(c for c in runs.cases if c.id == "vtrain_multi_000")
+    report = validate_cases([case])
+    assert report.fits[case.id] == (True, True)
+    # The same run at 512 sequences per micro-batch cannot fit: reported, not silently compared.
+    huge = dataclasses.replace(
+        case,
+        training={**case.training, "micro_batch": 512, "global_batch": 512 * 64},
+        plan={**case.plan, "recompute": "none"},
+    )
+    assert validate_cases([huge]).fit_mismatches == [case.id]
