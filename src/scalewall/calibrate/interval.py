@@ -105,20 +105,10 @@ def _step_times(
         return np.repeat(single, draws)
     eff, clus = apply(values, base, cluster)
     assert clus is not None
-    try:
-        out = step_model(model, clus, batch.take(np.zeros(draws, dtype=np.intp)), eff, stack)
-        times: FloatArray = out.step_time_s
-        if times.shape == (draws,):
-            return times
-    except (TypeError, ValueError):
-        pass  # a scalar-only branch in the model: evaluate draw by draw
-    result = np.empty(draws)
-    for d in range(draws):
-        row = {k: float(v[d]) for k, v in values.items()}
-        e, c = apply(row, base, cluster)
-        assert c is not None
-        result[d] = step_model(model, c, batch, e, stack).step_time_s[0]
-    return result
+    times: FloatArray = step_model(
+        model, clus, batch.take(np.zeros(draws, dtype=np.intp)), eff, stack
+    ).step_time_s
+    return times
 
 
 def step_interval(

@@ -132,3 +132,29 @@ def test_noise_around_the_defaults_fits_nothing() -> None:
     result = fit(from_measurements(dataclasses.replace(m, records=records), "synthetic"))
     assert result.validation_folds == "5-fold" and result.validation[0][0] == 0
     assert result.values == {}
+
+
+def test_calibration_draws_as_plan_rows_equal_each_draw_alone() -> None:
+    # The interval evaluates every parameter draw in one step-model call (the plan repeated
+    # once per draw, each Efficiency field an array of draws): each row must be the step time
+    # of that draw's constants on their own.
+    from scalewall.calibrate.interval import _step_times, parameter_draws
+    from scalewall.calibrate.parameters import apply
+    from scalewall.calibrate.published import shipped_profile_path
+    from scalewall.perf.assumptions import Stack
+    from scalewall.perf.batch import PlanBatch
+    from scalewall.perf.step import step_model
+
+    cal = read_profile(shipped_profile_path())
+    model = catalog.model("mixtral-8x7b")
+    cluster = resolve_cluster(None, gpu="h100-sxm-80gb", gpus=64)
+    plan = ParallelPlan(tp=2, pp=2, dp=16, ep=8, micro_batch=1, global_batch=256, seq_len=4096)
+    values = parameter_draws(cal, 6, np.random.default_rng(0))
+    base = Efficiency()
+    together = _step_times(model, cluster, plan, Stack(), base, values, 6)
+    for d in range(6):
+        eff, clus = apply({k: float(v[d]) for k, v in values.items()}, base, cluster)
+        assert clus is not None
+        alone = step_model(model, clus, PlanBatch.from_plans(model, [plan]), eff, Stack())
+        assert together[d] == pytest.approx(float(alone.step_time_s[0]), rel=1e-12)
+    assert np.ptp(together) > 0.0
