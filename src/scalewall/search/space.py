@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from scalewall.catalog.schema import ModelSpec, Stack
 from scalewall.errors import SpecError
-from scalewall.perf.batch import PlanBatch
+from scalewall.perf.batch import CP_MODE, PlanBatch
 from scalewall.plan.plan import CP_MODES, PRECISIONS, RECOMPUTE_MODES, stack_allows
 
 FloatArray = NDArray[np.float64]
@@ -317,7 +317,7 @@ def enumerate_plans(
     keep = ~((tp == 1) & (sp != cats[0, 2]))
     keep &= ~((cp == 1) & (cp_mode != cats[0, 4]))
     keep &= ~((dp * cp == 1) & (zero != cats[0, 1]))
-    keep &= ~((cp_mode > 0) & (np.mod(model.heads, tp * cp) != 0))
+    keep &= ~((cp_mode == CP_MODE["a2a"]) & (np.mod(model.heads, tp * cp) != 0))
     rows, cat_rows = np.nonzero(keep)
     ep_options, etp_options, valid = _expert_options(model, shape, space)
     if valid is not None:
