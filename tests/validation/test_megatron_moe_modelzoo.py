@@ -2,9 +2,11 @@
 MoE team, 2025), stated with the catalog model, the table's plans and the dispatcher and
 recompute modules as stack overrides; out of sample. Every row is laid out and fits; the two
 cross-node EP32 rows (with and without the all-to-all overlap) and the all-to-all PP32 row
-within 15%. Two rows are missed and held as strict expected failures: with TP 4 and 16 local
-experts per GPU and no CUDA graphs the host model issues 27 s of a 45 s step where 29 s were
-measured (+56%), and the Megatron-FSDP row with full recompute is predicted 27% slow."""
+within 20%, the issue's bound for MoE runs (the EP32 row without the overlap is 15% slow with
+the constants fitted over the framework tables too, 14% before). Two rows are missed and held
+as strict expected failures: with TP 4 and 16 local experts per GPU and no CUDA graphs the
+host model issues 27 s of a 45 s step where 29 s were measured (+56%), and the Megatron-FSDP
+row with full recompute is predicted 27% slow."""
 
 from __future__ import annotations
 
@@ -37,8 +39,8 @@ def test_every_row_is_predicted_and_fits(predictions: dict[str, CasePrediction])
 
 
 @pytest.mark.parametrize("case_id", WITHIN)
-def test_rows_within_fifteen_percent(predictions: dict[str, CasePrediction], case_id: str) -> None:
-    assert abs(_error(predictions[case_id])) <= 0.15
+def test_rows_within_twenty_percent(predictions: dict[str, CasePrediction], case_id: str) -> None:
+    assert abs(_error(predictions[case_id])) <= 0.20
 
 
 @pytest.mark.xfail(

@@ -152,12 +152,16 @@ class Case:
             "vtrain_multi",
             "frontier",
             "megascale",
+            "llmfoundry_a100",
+            "llmfoundry_h100_fp8",
             "llmfoundry",
             "torchtitan",
             "mbtables",
             "primus",
             "nemo",
             "nanotron",
+            "bloom",
+            "mtnlg",
         ):
             if self.id.startswith(prefix):
                 return prefix
@@ -204,33 +208,31 @@ def gpt_oss_runs_path() -> Path:
 
 def deepspeed_pipeline_runs_path() -> Path:
     """BLOOM 176B (the BigScience training log and its topology search) and MT-NLG 530B on
-    A100, Megatron-DeepSpeed with DeepSpeed's pipeline engine, out of sample: no constant was
-    fitted to them and the file is not among ``shipped_runs_paths``; the step model predicts
-    them 7-18% too fast (the one-micro-batch ramp-up iteration 29%);
+    A100, Megatron-DeepSpeed with DeepSpeed's pipeline engine: among ``shipped_runs_paths`` and
+    fitted (groups ``bloom`` and ``mtnlg``, each held out in ``validate --cv source``);
     ``tests/validation/test_deepspeed_pipeline_runs.py`` holds the bounds."""
     return _data_path("deepspeed_pipeline_runs.json")
 
 
 def fsdp_a100_runs_path() -> Path:
-    """LLM Foundry's A100 tables (80 GB on 8-64 GPUs, 40 GB on 8-128 GPUs, PyTorch FSDP), out of
-    sample: the shipped LLM Foundry group is its H100 table, and the file is not among
-    ``shipped_runs_paths``; ``tests/validation/test_fsdp_a100_runs.py`` holds the bounds."""
+    """LLM Foundry's A100 tables (80 GB on 8-64 GPUs, 40 GB on 8-128 GPUs, PyTorch FSDP): among
+    ``shipped_runs_paths`` and fitted (group ``llmfoundry_a100``);
+    ``tests/validation/test_fsdp_a100_runs.py`` holds the bounds."""
     return _data_path("fsdp_a100_runs.json")
 
 
 def fsdp_h100_fp8_runs_path() -> Path:
     """LLM Foundry's H100 FP8 table (MPT-1B and 3B on 8 GPUs, PyTorch FSDP with Transformer
-    Engine's FP8 linears), out of sample: the shipped LLM Foundry group is its BF16 table, and
-    the file is not among ``shipped_runs_paths``; ``tests/validation/test_fsdp_a100_runs.py``
-    holds the bounds."""
+    Engine's FP8 linears): among ``shipped_runs_paths`` and fitted (group
+    ``llmfoundry_h100_fp8``); ``tests/validation/test_fsdp_a100_runs.py`` holds the bounds."""
     return _data_path("fsdp_h100_fp8_runs.json")
 
 
 def nemo_h100_fp8_runs_path() -> Path:
     """The NeMo 24.07 DGX-H100 FP8 rows the frontier file does not hold (GPT-3 5B and 20B,
-    Nemotron 8B, 22B and 340B), stated with inline shapes and the release's stack id, out of
-    sample: no constant is fitted to them and the file is not among ``shipped_runs_paths``;
-    ``tests/validation/test_nemo_h100_runs.py`` holds the bounds."""
+    Nemotron 8B, 22B and 340B), stated with inline shapes and the release's stack id: among
+    ``shipped_runs_paths`` and fitted (group ``nemo``); ``tests/validation/test_nemo_h100_runs.py``
+    holds the bounds."""
     return _data_path("nemo_h100_fp8_runs.json")
 
 
@@ -246,9 +248,9 @@ def megatron_bridge_tables_runs_path() -> Path:
     """The rows of NVIDIA's Megatron-Bridge performance tables (releases 25.09, 25.11 and 26.02)
     the frontier and gpt-oss files do not hold, stated as a user reads the table: catalog
     model, the release's stack id without overrides, recompute, sequence parallelism,
-    activation offloading and the pipeline split left open. Out of sample: no constant is
-    fitted to them and the file is not among ``shipped_runs_paths``;
-    ``tests/validation/test_megatron_bridge_tables.py`` holds the bounds and the misses."""
+    activation offloading and the pipeline split left open. Among ``shipped_runs_paths`` and
+    fitted (group ``mbtables``); ``tests/validation/test_megatron_bridge_tables.py`` holds the
+    bounds and the misses."""
     return _data_path("megatron_bridge_tables_runs.json")
 
 
@@ -258,8 +260,8 @@ def nemo_tables_runs_path() -> Path:
     Llama 3 8B/70B/405B, Nemotron-4 15B and 340B, Mixtral 8x7B and 8x22B, stated as a user
     reads the table (catalog model or the report's shape, the release's stack id without
     overrides; recompute, sequence parallelism, offloading and the pipeline split left open).
-    Out of sample: no constant is fitted to them and the file is not among
-    ``shipped_runs_paths``; ``tests/validation/test_nemo_tables.py`` holds the bounds."""
+    Among ``shipped_runs_paths`` and fitted (group ``nemo``);
+    ``tests/validation/test_nemo_tables.py`` holds the bounds."""
     return _data_path("nemo_tables_runs.json")
 
 
@@ -289,6 +291,12 @@ def shipped_runs_paths() -> tuple[Path, ...]:
         scaling_runs_path(),
         fsdp_runs_path(),
         amd_primus_runs_path(),
+        deepspeed_pipeline_runs_path(),
+        fsdp_a100_runs_path(),
+        fsdp_h100_fp8_runs_path(),
+        megatron_bridge_tables_runs_path(),
+        nemo_h100_fp8_runs_path(),
+        nemo_tables_runs_path(),
     )
 
 
