@@ -24,6 +24,11 @@ from scalewall.errors import ScalewallError
         ("GB200 NVL72", "gb200"),
         ("AMD Instinct MI300X", "mi300x"),
         ("Tesla V100-SXM2-32GB", "v100-sxm2-32gb"),
+        ("DGX B200", "b200"),
+        ("HGX H100", "h100-sxm-80gb"),
+        ("H200 SXM 141GB", "h200"),
+        ("NVIDIA A800-SXM4-80GB", "a800-sxm-80gb"),
+        ("A800", "a800-sxm-80gb"),
     ],
 )
 def test_names_as_written(name: str, part: str) -> None:
@@ -37,3 +42,10 @@ def test_other_parts_are_not_guessed(name: str) -> None:
     assert loader.accelerator_id(name) is None
     with pytest.raises(ScalewallError):
         catalog.accelerator(name)
+
+
+def test_a800_is_an_a100_with_slower_nvlink() -> None:
+    a800, a100 = catalog.accelerator("a800"), catalog.accelerator("a100-sxm-80gb")
+    assert a800.scale_up_bytes_per_s == pytest.approx(a100.scale_up_bytes_per_s * 400 / 600)
+    for field in ("peak_bf16_flop_per_s", "hbm_bytes_per_s", "hbm_usable_bytes", "sm_count"):
+        assert getattr(a800, field) == getattr(a100, field), field
