@@ -288,6 +288,56 @@ def cluster_spec(entry_id: str) -> ClusterSpec:
     return result
 
 
+MODEL_NOISE = frozenset({"meta", "hf", "base", "instruct", "chat"})
+"""Words a model's name as written carries beside its identity: the publisher's prefix of Meta's
+repositories (``Meta-Llama-3-70B``), Hugging Face's ``-hf`` conversions and the base, instruct
+and chat variants, which share the architecture (and so the training cost)."""
+_VERSION = re.compile(r"^v\d+(\.\d+)*$")
+_SIZE = re.compile(r"^\d+(\.\d+)?[bmt]$")
+
+
+def _model_key(name: str) -> str:
+    """A model name compared without case, separators or an organisation prefix:
+    ``meta-llama/Llama-3.1-405B`` and ``llama3.1-405b`` give the same key."""
+    base = str(name).strip().split("/")[-1]
+    words = [w for w in normal_name(base).split("-") if w and w not in MODEL_NOISE]
+    return "".join(words)
+
+
+@cache
+def _model_keys() -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for entry_id in models():
+        out.setdefault(_model_key(entry_id), []).append(entry_id)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def model_id(name: str) -> str | None:
+    """The catalog id a model's name as users and sources write it names, or None: the id
+    itself, the same name in another case or spelling (``Llama 3.1 405B``, ``DeepSeek-V3``,
+    ``meta-llama/Meta-Llama-3-70B``, ``Mixtral-8x22B-v0.1``), or a family name alone where the
+    catalog holds one size of the family (``BLOOM`` is ``bloom-176b``). A name that fits
+    several (``Llama 3``) or only part of an id (``DeepSeek``) names none."""
+    if find_by_file("models", str(name)) is not None:
+        return str(name)
+    keys = _model_keys()
+    key = _model_key(name)
+    words = [w for w in normal_name(str(name).split("/")[-1]).split("-") if w]
+    unversioned = "".join(w for w in words if w not in MODEL_NOISE and not _VERSION.match(w))
+    for candidate in (key, unversioned):
+        if candidate and len(keys.get(candidate, ())) == 1:
+            return keys[candidate][0]
+    # A family name alone (``BLOOM``, ``GPT-3``) names the catalog's one size of that family.
+    sized = {
+        i
+        for k, ids in keys.items()
+        if key and _SIZE.match(k[len(key) :]) and k.startswith(key)
+        for i in ids
+    }
+    return sized.pop() if len(sized) == 1 else None
+
+
 def model(entry_id: str) -> ModelSpec:
-    result: ModelSpec = lookup("models", entry_id)
+    canonical = model_id(entry_id)
+    result: ModelSpec = lookup("models", canonical or entry_id)
     return result
