@@ -28,8 +28,17 @@ StackSpec = Stack | str | Mapping[str, Any] | None
 None for the default."""
 
 
+STACK_NOISE = frozenset({"framework"})
+"""Words a stack's name as written carries beside the framework's own name (``NeMo Framework
+25.09`` is ``nemo-25.09``)."""
+
+
 def _normal(name: str) -> str:
-    return "-".join(name.strip().lower().replace("_", " ").split())
+    """A stack name as looked up: lower case, brackets and commas dropped, runs of spaces and
+    underscores as one hyphen, without the words of ``STACK_NOISE``: ``Megatron-LM (2023)`` is
+    ``megatron-lm-2023``."""
+    text = re.sub(r"[(),]", " ", name.strip().lower().replace("_", " "))
+    return "-".join(w for w in text.split() if w not in STACK_NOISE)
 
 
 @cache

@@ -56,6 +56,10 @@ def test_aliases_and_spelling() -> None:
     assert preset("Megatron-LM").id == "megatron-lm-2021"
     assert preset("megatron_bridge_26.02").id == "megatron-bridge"
     assert preset("FSDP").id == "pytorch-fsdp-full-shard"
+    assert preset("Megatron-LM (2023)").id == "megatron-lm-2022"
+    assert preset("NeMo Framework 25.09").id == "megatron-bridge"
+    assert preset("NeMo-Megatron").id == "nemo-24.07"
+    assert preset("MosaicML Composer").id == "llm-foundry"
     with pytest.raises(SpecError, match="megatron-core"):
         preset("megatron-core 2024: --overlap-grad-reduce")  # free text is not an id
 
