@@ -99,12 +99,16 @@ _FABRIC_GENERATION = re.compile(r"\b(ib|[hnex]dr)\b")
 
 def transport_kind(value: Any) -> str | None:
     """The scale-out transport a source names, from how it writes it: ``InfiniBand``, ``IB``
-    or a generation (``NDR``, ``HDR``) is ``infiniband``; ``RoCE``, ``RoCEv2`` or Ethernet is
-    ``roce``; ``Omni-Path`` (``OPA``) is ``omni-path``. None where it names none of them."""
+    or a generation (``NDR``, ``HDR``) is ``infiniband``; ``RoCE``, ``RoCEv2``, Ethernet and the
+    RDMA fabrics built on Ethernet (AWS's ``EFA``, HPE's ``Slingshot``, NVIDIA's
+    ``Spectrum-X``) are ``roce``; ``Omni-Path`` (``OPA``) is ``omni-path``. None where it names
+    none of them."""
     if not isinstance(value, str):
         return None
     text = value.strip().lower()
-    if "roce" in text or "ethernet" in text:
+    if any(w in text for w in ("roce", "ethernet", "slingshot", "spectrum-x", "elastic fabric")):
+        return "roce"
+    if re.search(r"\befa\b", text):
         return "roce"
     if "omni" in text or text == "opa":
         return "omni-path"

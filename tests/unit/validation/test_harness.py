@@ -344,7 +344,10 @@ def test_a_zero_or_negative_size_is_that_cases_error(
         ("RoCEv2", "roce"),
         ("Ethernet", "roce"),
         ("Omni-Path", "omni-path"),
+        ("AWS EFA", "roce"),
+        ("Slingshot-11", "roce"),
         ("not stated", None),
+        ("preface", None),
     ],
 )
 def test_a_transport_is_read_from_how_sources_write_it(words: str, kind: str | None) -> None:
