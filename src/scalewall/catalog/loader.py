@@ -299,9 +299,20 @@ _SIZE = re.compile(r"^\d+(\.\d+)?[bmt]$")
 def _model_key(name: str) -> str:
     """A model name compared without case, separators or an organisation prefix:
     ``meta-llama/Llama-3.1-405B`` and ``llama3.1-405b`` give the same key."""
-    base = str(name).strip().split("/")[-1]
-    words = [w for w in normal_name(base).split("-") if w and w not in MODEL_NOISE]
+    words = [w for w in normal_name(_without_org(name)).split("-") if w and w not in MODEL_NOISE]
     return "".join(words)
+
+
+_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*/(?P<model>[A-Za-z0-9][A-Za-z0-9_.-]*)$")
+"""A Hugging Face repository id, ``organisation/model``: one slash, no path steps."""
+
+
+def _without_org(name: str) -> str:
+    """``name`` without the organisation of a Hugging Face repository id; anything else with a
+    slash (``../models/x``) is kept whole, so it names no model."""
+    text = str(name).strip()
+    match = _REPO.match(text)
+    return match["model"] if match else text
 
 
 @cache
@@ -322,7 +333,7 @@ def model_id(name: str) -> str | None:
         return str(name)
     keys = _model_keys()
     key = _model_key(name)
-    words = [w for w in normal_name(str(name).split("/")[-1]).split("-") if w]
+    words = [w for w in normal_name(_without_org(name)).split("-") if w]
     unversioned = "".join(w for w in words if w not in MODEL_NOISE and not _VERSION.match(w))
     for candidate in (key, unversioned):
         if candidate and len(keys.get(candidate, ())) == 1:
