@@ -1,9 +1,9 @@
-"""NeMo 24.07's DGX-H100 FP8 rows outside the fitted frontier file (GPT-3 5B and 20B, Nemotron
-8B, 22B and 340B), stated with inline shapes, the release's stack id and the unpublished plan
-fields left open: every row is laid out and fits as it ran; throughput within 6% MAPE and no
-row over 10%. Nemotron-4 340B at TP 8, PP 8, DP 2 fits without recompute only with the NeMo 1.x
-optimizer's 10 bytes per parameter (``nemo-24.07``'s ``optimizer_state_bytes``): with 12 the
-model would call for full recompute and predict it 22% too slow."""
+"""NeMo 24.07's DGX-H100 FP8 rows outside the frontier file (GPT-3 5B and 20B, Nemotron 8B, 22B and
+340B; in the fit, group ``nemo``), stated with inline shapes, the release's stack id and the
+unpublished plan fields left open: every row is laid out and fits as it ran; throughput within 6%
+MAPE and no row over 10%. Nemotron-4 340B at TP 8, PP 8, DP 2 fits without recompute only with the
+NeMo 1.x optimizer's 10 bytes per parameter (``nemo-24.07``'s ``optimizer_state_bytes``): with 12
+the model would call for full recompute and predict it 22% too slow."""
 
 from __future__ import annotations
 
