@@ -333,8 +333,9 @@ def model_id(name: str) -> str | None:
         return str(name)
     keys = _model_keys()
     key = _model_key(name)
-    words = [w for w in normal_name(_without_org(name)).split("-") if w]
-    unversioned = "".join(w for w in words if w not in MODEL_NOISE and not _VERSION.match(w))
+    unversioned = _model_key(
+        "-".join(w for w in normal_name(_without_org(name)).split("-") if not _VERSION.match(w))
+    )
     for candidate in (key, unversioned):
         if candidate and len(keys.get(candidate, ())) == 1:
             return keys[candidate][0]

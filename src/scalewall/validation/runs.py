@@ -106,9 +106,8 @@ def transport_kind(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
     text = value.strip().lower()
-    if any(w in text for w in ("roce", "ethernet", "slingshot", "spectrum-x", "elastic fabric")):
-        return "roce"
-    if re.search(r"\befa\b", text):
+    ethernet = ("roce", "ethernet", "slingshot", "spectrum-x", "elastic fabric")
+    if any(w in text for w in ethernet) or re.search(r"\befa\b", text):
         return "roce"
     if "omni" in text or text == "opa":
         return "omni-path"

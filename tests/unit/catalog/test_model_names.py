@@ -22,6 +22,7 @@ from scalewall.errors import ScalewallError
         ("DeepSeek-V3", "deepseek-v3"),
         ("deepseek-ai/DeepSeek-V3-Base", "deepseek-v3"),
         ("mistralai/Mixtral-8x22B-v0.1", "mixtral-8x22b"),
+        ("mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"),
         ("Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b"),
         ("openai/gpt-oss-120b", "gpt-oss-120b"),
         ("GPT-3 175B", "gpt3-175b"),
