@@ -11,11 +11,16 @@ import pytest
 
 from scalewall import catalog
 from scalewall.calibrate import Calibration, fit, read_profile, step_interval, write_profile
+from scalewall.calibrate.interval import _step_times, parameter_draws
 from scalewall.calibrate.observations import Collected, from_measurements
+from scalewall.calibrate.parameters import apply
+from scalewall.calibrate.published import shipped_profile_path
 from scalewall.cluster import resolve_cluster
 from scalewall.errors import ScalewallError, SpecError
-from scalewall.perf.assumptions import Efficiency
+from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.perf.batch import PlanBatch
 from scalewall.perf.compute import Device, gemm_time_s
+from scalewall.perf.step import step_model
 from scalewall.plan.plan import ParallelPlan
 from scalewall.probe import Machine, Measurements, Record, Versions
 
@@ -138,13 +143,6 @@ def test_calibration_draws_as_plan_rows_equal_each_draw_alone() -> None:
     # The interval evaluates every parameter draw in one step-model call (the plan repeated
     # once per draw, each Efficiency field an array of draws): each row must be the step time
     # of that draw's constants on their own.
-    from scalewall.calibrate.interval import _step_times, parameter_draws
-    from scalewall.calibrate.parameters import apply
-    from scalewall.calibrate.published import shipped_profile_path
-    from scalewall.perf.assumptions import Stack
-    from scalewall.perf.batch import PlanBatch
-    from scalewall.perf.step import step_model
-
     cal = read_profile(shipped_profile_path())
     model = catalog.model("mixtral-8x7b")
     cluster = resolve_cluster(None, gpu="h100-sxm-80gb", gpus=64)
