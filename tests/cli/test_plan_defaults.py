@@ -11,6 +11,7 @@ import pytest
 
 import scalewall
 from scalewall.cli.app import load_command
+from scalewall.errors import SpecError
 from scalewall.plan.defaults import DEFAULT_MODEL, PLAN_DEFAULTS, STACK_SPLIT_FIELDS
 from scalewall.plan.plan import STACK_PLAN_FIELDS
 from scalewall.web.requests import EstimateRequest, GoodputRequest
@@ -138,3 +139,33 @@ def test_defaults_a_stack_cannot_run_give_way_and_stated_ones_are_refused(
     refused = run_cli("estimate", *args, "--stack", "fsdp", "--pp", "2")
     assert refused.returncode == 2
     assert "pp=2" in refused.stderr and "no pipeline" in refused.stderr
+
+
+def test_open_widths_lay_out_on_a_small_cluster() -> None:
+    """tp 8 x pp 4 is 32 GPUs: on 8 the open pp gives way (8 x 1), on 4 the open tp too."""
+    eight = scalewall.estimate("llama3-8b", gpu="h100-sxm-80gb", gpus=8).plan
+    assert (eight.tp, eight.pp, eight.dp) == (8, 1, 1)
+    four = scalewall.estimate("llama3-8b", gpu="h100-sxm-80gb", gpus=4).plan
+    assert (four.tp, four.pp, four.dp) == (4, 1, 1)
+    sixteen = scalewall.estimate("llama3-8b", gpu="h100-sxm-80gb", gpus=16).plan
+    assert (sixteen.tp, sixteen.pp, sixteen.dp) == (8, 2, 1)
+
+
+def test_open_tp_divides_the_heads_and_a_given_width_is_kept() -> None:
+    """A model of 28 heads takes tp 4 when tp is left out; a tp the question gives stays, and
+    its error names it."""
+    model = "custom:layers=28,hidden=3584,heads=28,kv_heads=4,ffn_hidden=18944,vocab=152064"
+    plan = scalewall.estimate(model, gpu="h100-sxm-80gb", gpus=64).plan
+    assert (plan.tp, plan.pp) == (4, PLAN_DEFAULTS.pp)
+    with pytest.raises(SpecError, match="tp"):
+        scalewall.estimate(model, gpu="h100-sxm-80gb", gpus=64, plan={"tp": 8})
+    with pytest.raises(SpecError, match="must divide the cluster's 8 GPUs"):
+        scalewall.estimate("llama3-8b", gpu="h100-sxm-80gb", gpus=8, plan={"pp": 4, "tp": 8})
+
+
+def test_cli_equals_api_on_a_small_cluster(run_cli: Callable[..., Any]) -> None:
+    args = ["--model", "llama3-8b", "--gpu", "h100-sxm-80gb", "--gpus", "8"]
+    result = run_cli("estimate", *args, "--json")
+    assert result.returncode == 0, result.stderr
+    api = scalewall.estimate("llama3-8b", gpu="h100-sxm-80gb", gpus=8).to_dict()
+    assert json.loads(result.stdout) == json.loads(json.dumps(api))

@@ -87,12 +87,16 @@ WideOpt = Annotated[
 TpOpt = Annotated[
     int | None,
     typer.Option(
-        help=f"Tensor-parallel width (default {PLAN_DEFAULTS.tp}, 1 where the stack has none)."
+        help=f"Tensor-parallel width (default {PLAN_DEFAULTS.tp}, or the largest of 4, 2, 1 that "
+        "divides the heads and lays out on the cluster; 1 where the stack has none)."
     ),
 ]
 PpOpt = Annotated[
     int | None,
-    typer.Option(help=f"Pipeline stages (default {PLAN_DEFAULTS.pp}, 1 where the stack has none)."),
+    typer.Option(
+        help=f"Pipeline stages (default {PLAN_DEFAULTS.pp}, or the largest of 2, 1 that lays "
+        "out on the cluster; 1 where the stack has none)."
+    ),
 ]
 VppOpt = Annotated[
     int | None,

@@ -38,8 +38,11 @@ class PlanDefaults:
     ``zero`` is the stack's sharding (``zero_stage``), so neither has an entry."""
 
     tp: int = 8
-    """Tensor-parallel width: one 8-GPU NVLink node."""
+    """Tensor-parallel width: one 8-GPU NVLink node. Left out, it gives way to the largest width
+    below it (halving) that divides the model's heads and the node and lays out on the cluster
+    (``open_widths``)."""
     pp: int = 4
+    """Pipeline stages; left out, the largest of 4, 2, 1 that lays out on the cluster with tp."""
     vpp: int = 1
     cp: int = 1
     ep: int = 1
@@ -90,6 +93,38 @@ def fill_dp(cluster: Cluster, tp: int, pp: int, cp: int) -> int:
     return cluster.num_gpus // denom
 
 
+def open_widths(
+    cluster: Cluster, model: ModelSpec, merged: Mapping[str, Any], given: Mapping[str, Any]
+) -> tuple[int, int]:
+    """``tp`` and ``pp`` for a question that leaves either out: the defaults where they lay out
+    on the cluster and the model, else the largest widths up to them that do, as a question on
+    a small cluster or a model whose heads 8 does not divide means. A tp that the question
+    gives is kept (its errors are the question's); an open tp divides the heads and fits in
+    one node, an open pp leaves every stage a layer and, with tp and cp, divides the GPUs."""
+    tp, pp, cp = int(merged["tp"]), int(merged["pp"]), int(merged["cp"])
+    gpus = cluster.num_gpus
+
+    def lays_out(t: int, p: int) -> bool:
+        return t * p * cp > 0 and gpus % (t * p * cp) == 0
+
+    tps = (
+        [tp]
+        if "tp" in given
+        else [
+            t
+            for t in range(min(tp, cluster.gpus_per_node), 0, -1)
+            if model.heads % t == 0 and tp % t == 0
+        ]
+        or [1]
+    )
+    pps = [pp] if "pp" in given else [p for p in range(min(pp, model.layers), 0, -1) if pp % p == 0]
+    for t in tps:
+        for p in pps:
+            if lays_out(t, p):
+                return t, p
+    return tps[0], pps[0]
+
+
 STACK_SPLIT_FIELDS = ("first_stage_layers", "last_stage_layers")
 """Plan fields a question may leave open for the stack to lay out (``Stack.pipeline_split``)."""
 
@@ -130,6 +165,7 @@ def plan_from_fields(
         for name in STACK_PLAN_FIELDS:
             if name not in given and stack_allows(stack, name, merged[name]) is not None:
                 merged[name] = STACK_FALLBACKS[name]
+    merged["tp"], merged["pp"] = open_widths(cluster, model, merged, given)
     tp, pp, cp = int(merged["tp"]), int(merged["pp"]), int(merged["cp"])
     check_widths(model, tp, pp, cp)
     open_split = not any(name in given for name in STACK_SPLIT_FIELDS)
