@@ -296,10 +296,20 @@ _VERSION = re.compile(r"^v\d+(\.\d+)*$")
 _SIZE = re.compile(r"^\d+(\.\d+)?[bmt]$")
 
 
+_EXPERTS = re.compile(r"^\d+e$")
+"""An expert-count tag (``16E`` in ``Llama-4-Scout-17B-16E``), which Meta's MoE repositories
+write after the active size; the pair adds nothing to the family and variant names."""
+
+
 def _model_key(name: str) -> str:
     """A model name compared without case, separators or an organisation prefix:
-    ``meta-llama/Llama-3.1-405B`` and ``llama3.1-405b`` give the same key."""
+    ``meta-llama/Llama-3.1-405B`` and ``llama3.1-405b`` give the same key; an active size
+    followed by an expert count (``17B-16E``) is dropped."""
     words = [w for w in normal_name(_without_org(name)).split("-") if w and w not in MODEL_NOISE]
+    for i in range(len(words) - 1, 0, -1):
+        if _EXPERTS.match(words[i]) and _SIZE.match(words[i - 1]):
+            del words[i - 1 : i + 1]
+            break
     return "".join(words)
 
 

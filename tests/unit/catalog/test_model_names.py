@@ -28,6 +28,9 @@ from scalewall.errors import ScalewallError
         ("GPT-3 175B", "gpt3-175b"),
         ("MT-NLG 530B", "mt-nlg-530b"),
         ("BLOOM", "bloom-176b"),
+        ("meta-llama/Llama-4-Scout-17B-16E", "llama4-scout"),
+        ("meta-llama/Llama-4-Maverick-17B-128E-Instruct", "llama4-maverick"),
+        ("Llama 4 Maverick", "llama4-maverick"),
     ],
 )
 def test_names_as_written(name: str, model: str) -> None:
@@ -35,7 +38,9 @@ def test_names_as_written(name: str, model: str) -> None:
     assert catalog.model(name).id == model
 
 
-@pytest.mark.parametrize("name", ["Llama 3", "Mixtral", "DeepSeek", "Qwen3", "llama3.1-8"])
+@pytest.mark.parametrize(
+    "name", ["Llama 3", "Mixtral", "DeepSeek", "Qwen3", "llama3.1-8", "Llama 4", "Llama-4-17B-16E"]
+)
 def test_ambiguous_or_partial_names_are_not_guessed(name: str) -> None:
     assert loader.model_id(name) is None
     with pytest.raises(ScalewallError, match="valid: "):
