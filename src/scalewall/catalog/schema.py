@@ -197,6 +197,15 @@ class ModelSpec:
     first_dense_layers: int = 0
     moe_layer_freq: int = 1
     """Every n-th layer after the dense ones is MoE (1: all)."""
+    router_groups: int = 0
+    """Group-limited routing (DeepSeek-V2/V3 ``n_group``, Megatron-Core
+    ``moe_router_num_groups``): the routed experts form this many equal groups, in expert (and
+    so expert-parallel rank) order; 0 or 1: no groups."""
+    router_group_topk: int = 0
+    """Groups a token's experts may come from (``topk_group``, ``moe_router_group_topk``):
+    DeepSeek-V3 routes each token within 4 of 8 groups, one group per node of its 64-way expert
+    parallelism, so a token reaches at most 4 nodes (DeepSeek-V3 report Sec. 2.1.2). 0: no
+    limit."""
     # Multi-head latent attention (kv_lora_rank == 0: standard attention).
     q_lora_rank: int = 0
     kv_lora_rank: int = 0
@@ -239,6 +248,13 @@ class ModelSpec:
                 "top_k",
                 self.top_k,
                 f"between 1 and the {self.routed_experts} routed experts",
+                where=where,
+            )
+        if self.router_group_topk > max(self.router_groups, 1) and self.router_groups > 1:
+            raise SpecError(
+                "router_group_topk",
+                self.router_group_topk,
+                f"at most the {self.router_groups} router groups",
                 where=where,
             )
         for name in ("first_dense_layers", "full_attention_layers"):
@@ -289,6 +305,8 @@ _MODEL_NON_NEGATIVE = (
     "top_k",
     "expert_ffn_hidden",
     "first_dense_layers",
+    "router_groups",
+    "router_group_topk",
     "q_lora_rank",
     "kv_lora_rank",
     "qk_nope_head_dim",
@@ -461,9 +479,11 @@ class Stack:
     padded buffers (the padded rows show in the ``moe_imbalance`` part; the all-to-all still
     carries the routed tokens only). 0: no padding."""
     moe_max_nodes_per_token: int = 0
-    """Node-limited routing: a token is sent to experts on at most this many scale-up domains
-    (DeepSeek-V3: 4). 0: unlimited. It bounds the network copies of a ``flex`` dispatcher,
-    which sends a token once per destination domain; ``alltoall`` sends every copy anyway."""
+    """A bound the stack itself puts on the scale-up domains one token's experts lie in (a
+    router that places a token's copies on consecutive experts, say). 0: the model's routing
+    decides (``ModelSpec.router_groups`` and ``router_group_topk``: DeepSeek-V3's 4 nodes), else
+    unlimited. It bounds the network copies of a ``flex`` dispatcher, which sends a token once
+    per destination domain; ``alltoall`` sends every copy anyway."""
     moe_token_dispatcher: str = "alltoall"
     """How routed tokens reach their experts' ranks (Megatron-Core
     ``moe_token_dispatcher_type``). ``alltoall``: one NCCL all-to-all in which each of a

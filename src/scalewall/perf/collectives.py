@@ -223,6 +223,8 @@ def expert_alltoall_time_s(
     copies: float,
     max_domains: int,
     per_domain: bool = False,
+    groups: int = 0,
+    group_topk: int = 0,
 ) -> FloatArray:
     """MoE dispatch (or combine) over an expert-parallel group of ``n`` ranks ``stride`` apart:
     each rank sends ``copies`` (k) copies of tokens whose one copy totals ``token_bytes``, to
@@ -234,9 +236,13 @@ def expert_alltoall_time_s(
     network once per remote scale-up domain holding one of its experts, and the receiving
     domain forwards the copies over the scale-up fabric, which carries them too. Over D
     domains with k uniform picks, a token reaches (D - 1)(1 - (1 - 1/D)^k) remote domains on
-    average; node-limited routing (``max_domains`` = M > 0, DeepSeek-V3's M = 4) bounds that
-    by M (D - 1) / D. The remote crossings are spread over the tiers by their shares. Tiers
-    work at the same time: the slowest sets the time (as ``alltoall_time_s``).
+    average; node-limited routing bounds that by M (D - 1) / D: M is the stack's
+    ``max_domains`` where it sets one, or the model's group-limited routing, ``group_topk`` of
+    ``groups`` expert groups, each group's n / groups consecutive ranks spanning
+    max(1, n / (groups d)) domains of d ranks (DeepSeek-V3: 4 of 8 groups, M = 4 at 64-way
+    expert parallelism over 8-GPU nodes). The remote crossings are spread over the tiers by
+    their shares. Tiers work at the same time: the slowest sets the time (as
+    ``alltoall_time_s``).
     """
     total = np.where(n > 1, eff.comm.collective_launch_s, 0.0)
     slowest = np.zeros_like(np.asarray(token_bytes, dtype=np.float64))
@@ -249,6 +255,9 @@ def expert_alltoall_time_s(
         network = (domains - 1.0) * (1.0 - (1.0 - 1.0 / domains) ** copies)
         if max_domains > 0:
             network = np.minimum(network, max_domains * remote)
+        elif groups > 1 and group_topk > 0:
+            spanned = np.maximum(n / (groups * factors[0]), 1.0)
+            network = np.minimum(network, group_topk * spanned * remote)
     per_remote = np.where(remote > 0, network / np.maximum(remote, 1e-30), 0.0)
     for index, (tier, f) in enumerate(zip(cluster.tiers, factors, strict=True)):
         inside = below * f

@@ -189,6 +189,8 @@ def expert_comm_times(
             float(model.top_k),
             stack.moe_max_nodes_per_token,
             stack.moe_token_dispatcher == "flex",
+            model.router_groups,
+            model.router_group_topk,
         )
 
     combine = a2a(stack.moe_combine_bytes)

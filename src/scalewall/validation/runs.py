@@ -334,7 +334,7 @@ MODEL_EXTRA_FIELDS = (
 )
 """Shape fields a case's ``model`` may state beside the format's main ones (MLA ranks, MTP,
 windows, ...): named as in the catalog's model files."""
-MOE_EXTRA_FIELDS = ("moe_layer_freq",)
+MOE_EXTRA_FIELDS = ("moe_layer_freq", "router_groups", "router_group_topk")
 
 
 def _model(case_id: str, data: dict[str, Any], tp: int, base: Path | None = None) -> ModelSpec:

@@ -177,8 +177,9 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     Understands Llama-style dense configs (Llama, Mistral, Qwen, Gemma, Phi-3, OLMo, ...),
     GPT-2, GPT-NeoX, GPT-J, OPT, BLOOM, Falcon and MPT, Mixtral (``num_local_experts``),
     Qwen-MoE (``num_experts``, ``decoder_sparse_step``, ``mlp_only_layers``), DeepSeek-V2/V3
-    (MLA ranks, ``n_routed_experts``), ERNIE 4.5 MoE (``moe_num_experts``, ``moe_k``,
-    ``moe_layer_start_index``, ``moe_layer_interval``, ``moe_num_shared_experts``), Hunyuan
+    (MLA ranks, ``n_routed_experts``, group-limited routing ``n_group`` / ``topk_group``),
+    ERNIE 4.5 MoE (``moe_num_experts``, ``moe_k``, ``moe_layer_start_index``,
+    ``moe_layer_interval``, ``moe_num_shared_experts``), Hunyuan
     (``moe_topk``, ``num_shared_expert``) and multimodal configs' ``text_config``. The MLP has
     three matrices for the gated model types (:data:`GATED_MLP_TYPES`) and two for the others;
     an unknown type is read by its activation. Llama 4 (``interleave_moe_layer_step``, the
@@ -302,6 +303,8 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         expert_ffn_hidden=expert_ffn,
         first_dense_layers=first_dense,
         moe_layer_freq=_moe_layer_freq(cfg, num) if routed else 1,
+        router_groups=num("n_group", default=0) if routed else 0,
+        router_group_topk=num("topk_group", default=0) if routed else 0,
         q_lora_rank=num("q_lora_rank", default=0),
         kv_lora_rank=num("kv_lora_rank", default=0),
         qk_nope_head_dim=num("qk_nope_head_dim", default=0),

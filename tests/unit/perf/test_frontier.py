@@ -64,6 +64,32 @@ def test_ep_inside_an_nvl72_domain_vs_across_nodes() -> None:
     assert across / inside > 6
 
 
+def test_group_limited_routing_is_the_models() -> None:
+    """DeepSeek-V3 routes a token within 4 of 8 expert groups: at 64-way EP over 8-GPU nodes
+    each group is one node, so the model's groups bound a per-node dispatcher as a stack's
+    4-node limit does (3.5 remote nodes). A model without groups (Qwen3, top-8) reaches
+    7 (1 - (7/8)^8) = 4.59 remote nodes on average; at 32-way EP over 8-GPU nodes the groups
+    are half a node each, so 4 groups may still span all 4 nodes (the bound is 4, not 2)."""
+    h100 = resolve_cluster(gpu="h100-sxm-80gb", gpus=1024)
+    args = (_one(64.0), _one(1.0), _one(1e8), 8.0)
+    by_model = float(expert_alltoall_time_s(h100, EFF, *args, 0, True, 8, 4)[0])
+    by_stack = float(expert_alltoall_time_s(h100, EFF, *args, 4, True)[0])
+    free = float(expert_alltoall_time_s(h100, EFF, *args, 0, True)[0])
+    assert by_model == pytest.approx(by_stack, rel=1e-12)
+    assert free / by_model == pytest.approx(7 * (1 - (7 / 8) ** 8) / 3.5, rel=0.02)
+    # A stack's own bound wins over the model's groups.
+    tighter = float(expert_alltoall_time_s(h100, EFF, *args, 1, True, 8, 4)[0])
+    assert tighter < by_model
+    half = (_one(32.0), _one(1.0), _one(1e8), 8.0)
+    grouped = float(expert_alltoall_time_s(h100, EFF, *half, 0, True, 8, 4)[0])
+    assert grouped == pytest.approx(
+        float(expert_alltoall_time_s(h100, EFF, *half, 0, True)[0]), rel=1e-12
+    )
+    dsv3 = catalog.model("deepseek-v3")
+    assert (dsv3.router_groups, dsv3.router_group_topk) == (8, 4)
+    assert catalog.model("qwen3-235b-a22b").router_groups == 0
+
+
 def test_dispatcher_is_a_stack_field_with_named_values() -> None:
     """Megatron-Core's default dispatcher is the all-to-all one; NVIDIA's Megatron-Bridge
     performance recipes and DeepSeek-V3 send tokens once per node; anything else is an error

@@ -69,7 +69,7 @@ CONFIGS: dict[str, tuple[dict[str, Any], float]] = {
          "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
          "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 129280,
          "hidden_act": "silu", "rms_norm_eps": 1e-6, "num_nextn_predict_layers": 1,
-         "tie_word_embeddings": False},
+         "n_group": 8, "topk_group": 4, "tie_word_embeddings": False},
         671e9,
     ),
     "google/gemma-7b": (
@@ -178,6 +178,12 @@ def test_deepseek_config_is_the_catalog_shape() -> None:
     read = model_from_hf_config(CONFIGS["deepseek-ai/DeepSeek-V3"][0], "d")
     assert param_count(read) == pytest.approx(param_count(catalog.model("deepseek-v3")), rel=1e-9)
     assert active_param_count(read) == pytest.approx(37e9, rel=0.02)
+    dsv3 = catalog.model("deepseek-v3")
+    assert (read.router_groups, read.router_group_topk) == (8, 4)
+    assert (read.router_groups, read.router_group_topk) == (
+        dsv3.router_groups,
+        dsv3.router_group_topk,
+    )
 
 
 def test_multimodal_text_config_is_the_language_model() -> None:
