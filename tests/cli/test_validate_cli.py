@@ -103,3 +103,18 @@ def test_validate_with_a_calibration(tmp_path: Path, run_cli: Callable[..., Any]
     assert set(data["defaults_groups"]) == set(data["groups"]) == {"llama3", "megatron_core_h100"}
     # The shipped profile's H100 clock differs from the catalog's: the predictions move.
     assert data["groups"]["llama3"]["mape"] != data["defaults_groups"]["llama3"]["mape"]
+
+
+def test_validate_held_out_reads_the_unfitted_files(run_cli: Callable[..., Any]) -> None:
+    """``--held-out`` predicts the shipped files no constant is fitted to, one group per
+    source, and refuses to be combined with a file of its own or with cross-validation."""
+    result = run_cli("validate", "--held-out", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert not data["errors"]
+    groups = set(data["groups"])
+    assert {"torchtitan", "automodel", "nemomoe", "mcore", "nanotron"} <= groups
+    assert not groups & {"megatron_sc21", "llama3", "mbtables"}
+    for extra in (["--cases", "x.json"], ["--cv", "source"]):
+        bad = run_cli("validate", "--held-out", *extra)
+        assert bad.returncode == 2 and "--held-out" in bad.stderr

@@ -14,7 +14,12 @@ from scalewall.cli.common import JsonOpt, WideOpt, check_output_path
 from scalewall.cli.output import column, console, print_json, print_table, progress
 from scalewall.errors import SpecError
 from scalewall.validation.harness import ValidationReport, validate_cases
-from scalewall.validation.runs import Case, read_runs_file
+from scalewall.validation.runs import (
+    Case,
+    held_out_runs_paths,
+    read_runs_file,
+    read_runs_files,
+)
 
 if TYPE_CHECKING:
     from scalewall.calibrate.published import CrossValidation
@@ -50,6 +55,15 @@ def validate_command(
         Path | None,
         typer.Option("--calibration", help="Predict with this calibration profile (TOML)."),
     ] = None,
+    held_out: Annotated[
+        bool,
+        typer.Option(
+            "--held-out",
+            help="Instead of the built-in fitted files, the built-in files no constant is "
+            "fitted to (torchtitan, gpt-oss, ModelZoo, nanotron, NeMo AutoModel, ...): the "
+            "out-of-sample check.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
@@ -59,7 +73,14 @@ def validate_command(
     if cv is not None and cv not in CV_MODES:
         raise SpecError("--cv", cv, f"one of: {', '.join(CV_MODES)}")
     check_output_path("--write-errors", write_errors)
-    runs = read_runs_file(cases)
+    if held_out:
+        if cases is not None:
+            raise SpecError("--held-out", "on", "not with --cases (it names the files itself)")
+        if cv or holdout:
+            raise SpecError("--held-out", "on", "not with --cv or --holdout (nothing is fitted)")
+        runs = read_runs_files(held_out_runs_paths())
+    else:
+        runs = read_runs_file(cases)
     if cv or holdout:
         if calibration is not None:
             raise SpecError("--calibration", str(calibration), "not with --cv or --holdout")

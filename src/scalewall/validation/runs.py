@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
@@ -161,10 +161,15 @@ class Case:
             "torchtitan",
             "mbtables",
             "primus",
+            "nemomoe",
             "nemo",
             "nanotron",
             "bloom",
             "mtnlg",
+            "automodel",
+            "mcore",
+            "mb2511_gptoss",
+            "mb2602_gptoss",
         ):
             if self.id.startswith(prefix):
                 return prefix
@@ -521,11 +526,16 @@ def read_runs_file(path: Path | None = None) -> RunsFile:
     """Read a ``scalewall-runs/1`` file case by case: a malformed case is one error, the others
     are read. Raises ScalewallError only when the file itself cannot be used."""
     if path is None:
-        files = [_read_file(p) for p in shipped_runs_paths()]
-        return RunsFile(
-            cases=[c for f in files for c in f.cases], errors=[e for f in files for e in f.errors]
-        )
+        return read_runs_files(shipped_runs_paths())
     return _read_file(path)
+
+
+def read_runs_files(paths: Sequence[Path]) -> RunsFile:
+    """The cases and case errors of several ``scalewall-runs/1`` files, in order."""
+    files = [_read_file(p) for p in paths]
+    return RunsFile(
+        cases=[c for f in files for c in f.cases], errors=[e for f in files for e in f.errors]
+    )
 
 
 def _read_file(path: Path) -> RunsFile:
