@@ -167,6 +167,7 @@ class Case:
             "bloom",
             "mtnlg",
             "automodel",
+            "amdrocm",
             "mcore",
             "mb2511_gptoss",
             "mb2602_gptoss",
@@ -306,6 +307,14 @@ def nemo_moe_tables_runs_path() -> Path:
     return _data_path("nemo_moe_tables_runs.json")
 
 
+def amd_rocm_runs_path() -> Path:
+    """AMD's published Primus throughput on the MI355X (Mixtral 8x22B on 64 GPUs, Primus
+    v26.2, as the ROCm blog on Primus Projection tabulates it), out of sample: no constant is
+    fitted to it (the MI355X's sustained clock is assumed, the MI325X's);
+    ``tests/validation/test_held_out_tables.py`` holds its bound."""
+    return _data_path("amd_rocm_runs.json")
+
+
 def held_out_runs_paths() -> tuple[Path, ...]:
     """The runs files shipped in the package that no constant is fitted to: the out-of-sample
     check beside ``validate --cv source``."""
@@ -316,6 +325,7 @@ def held_out_runs_paths() -> tuple[Path, ...]:
         nanotron_playbook_runs_path(),
         nemo_automodel_runs_path(),
         nemo_moe_tables_runs_path(),
+        amd_rocm_runs_path(),
     )
 
 
