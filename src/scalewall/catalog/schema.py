@@ -250,7 +250,7 @@ class ModelSpec:
                 f"between 1 and the {self.routed_experts} routed experts",
                 where=where,
             )
-        if self.router_group_topk > max(self.router_groups, 1) and self.router_groups > 1:
+        if self.router_groups > 1 and self.router_group_topk > self.router_groups:
             raise SpecError(
                 "router_group_topk",
                 self.router_group_topk,
