@@ -88,6 +88,8 @@ def test_group_limited_routing_is_the_models() -> None:
     dsv3 = catalog.model("deepseek-v3")
     assert (dsv3.router_groups, dsv3.router_group_topk) == (8, 4)
     assert catalog.model("qwen3-235b-a22b").router_groups == 0
+    with pytest.raises(SpecError, match="router_group_topk"):
+        dataclasses.replace(dsv3, router_group_topk=9)
 
 
 def test_dispatcher_is_a_stack_field_with_named_values() -> None:
