@@ -180,11 +180,12 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     (MLA ranks, ``n_routed_experts``, group-limited routing ``n_group`` / ``topk_group``),
     ERNIE 4.5 MoE (``moe_num_experts``, ``moe_k``, ``moe_layer_start_index``,
     ``moe_layer_interval``, ``moe_num_shared_experts``), Hunyuan
-    (``moe_topk``, ``num_shared_expert``) and multimodal configs' ``text_config``. The MLP has
-    three matrices for the gated model types (:data:`GATED_MLP_TYPES`) and two for the others;
-    an unknown type is read by its activation. Llama 4 (``interleave_moe_layer_step``, the
-    dense width ``intermediate_size_mlp``, a shared expert per MoE layer), DBRX (``ffn_config``
-    and ``attn_config`` sub-tables) and gpt-oss (``experts_per_token``) MoE keys too.
+    (``moe_topk``, ``num_shared_expert``), Ling 2.0 (``num_shared_experts``) and multimodal
+    configs' ``text_config``. The MLP has three matrices for the gated model types
+    (:data:`GATED_MLP_TYPES`) and two for the others; an unknown type is read by its
+    activation. Llama 4 (``interleave_moe_layer_step``, the dense width
+    ``intermediate_size_mlp``, a shared expert per MoE layer), DBRX (``ffn_config`` and
+    ``attn_config`` sub-tables) and gpt-oss (``experts_per_token``) MoE keys too.
     """
     where = f"{name}"
     if not isinstance(cfg, dict):
@@ -244,7 +245,13 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         "n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts", default=0
     )
     expert_ffn = num("moe_intermediate_size", default=0) or (ffn_hidden if routed else 0)
-    shared = num("n_shared_experts", "moe_num_shared_experts", "num_shared_expert", default=0)
+    shared = num(
+        "n_shared_experts",
+        "moe_num_shared_experts",
+        "num_shared_experts",
+        "num_shared_expert",
+        default=0,
+    )
     if routed and cfg.get("intermediate_size_mlp") is not None:
         # Llama 4: ``intermediate_size`` is the expert's width, ``intermediate_size_mlp`` the
         # dense layers'; every MoE layer adds one shared expert of the expert's width

@@ -161,6 +161,17 @@ CONFIGS: dict[str, tuple[dict[str, Any], float]] = {
          "hidden_act": "silu", "rms_norm_eps": 1e-5, "tie_word_embeddings": False},
         6.92e9,
     ),
+    "inclusionAI/Ling-mini-2.0": (
+        # 16B total, 1.4B activated (the Ling-V2 README); one shared expert per MoE layer
+        {"model_type": "bailing_moe", "hidden_size": 2048, "intermediate_size": 5120,
+         "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
+         "num_hidden_layers": 20, "vocab_size": 157184, "hidden_act": "silu",
+         "rms_norm_eps": 1e-6, "num_experts": 256, "num_shared_experts": 1,
+         "num_experts_per_tok": 8, "n_group": 8, "topk_group": 4,
+         "moe_intermediate_size": 512, "first_k_dense_replace": 1,
+         "tie_word_embeddings": False},
+        16e9,
+    ),
 }  # fmt: skip
 
 
@@ -240,6 +251,7 @@ def test_dense_layers_not_at_the_front_are_refused() -> None:
         ("databricks/dbrx-base", 36e9),
         ("allenai/OLMoE-1B-7B-0924", 1.3e9),
         ("baidu/ERNIE-4.5-300B-A47B-PT", 47e9),
+        ("inclusionAI/Ling-mini-2.0", 1.4e9),
     ],
 )
 def test_moe_configs_activate_their_published_parameters(repo: str, active: float) -> None:
@@ -267,3 +279,14 @@ def test_state_space_hybrids_are_refused_not_modelled_as_attention() -> None:
     cfg = CONFIGS["mistralai/Mistral-7B-v0.1"][0] | {"model_type": "jamba"}
     with pytest.raises(SpecError, match="model_type='jamba'"):
         model_from_hf_config(cfg, "j")
+
+
+def test_ling_shared_expert_counts_in_the_active_parameters() -> None:
+    # Ling 2.0 names its shared experts ``num_shared_experts``; the Ling-V2 README gives
+    # Ling-mini-2.0 789M activated non-embedding parameters (input and output embeddings
+    # untied), which the 19 MoE layers reach only with their shared expert.
+    cfg = CONFIGS["inclusionAI/Ling-mini-2.0"][0]
+    model = model_from_hf_config(cfg, "inclusionAI/Ling-mini-2.0")
+    assert model.shared_experts == 1
+    embeddings = 2 * model.vocab * model.hidden
+    assert active_param_count(model) - embeddings == pytest.approx(789e6, rel=0.01)
