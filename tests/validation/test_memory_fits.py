@@ -49,3 +49,31 @@ def test_deepseek_v3_published_plan_fits_strictly() -> None:
 def test_margin_is_the_documented_default() -> None:
     # The validator's admission band is the Efficiency field, not a number in the harness.
     assert Efficiency().memory.memory_fit_margin_frac == pytest.approx(0.05)
+
+
+def test_a_case_nothing_fits_takes_a_plan_nearest_to_fitting() -> None:
+    # DeepSeek-V3 on 64 H100 with the plan left open: no candidate fits. The run is then taken
+    # to have used one of the plans that need least memory (within the margin of the nearest
+    # to fitting), not the fastest of all, which keeps every expert on every GPU.
+    from dataclasses import replace
+
+    from scalewall.validation.harness import _evaluate
+
+    base = next(c for c in CASES if c.model.id == "deepseek-v3")
+    hardware = {k: v for k, v in base.hardware.items() if k not in ("pod_gpus", "fabric")}
+    case = replace(
+        base,
+        id="deepseek_v3_h100_64_open",
+        hardware={**hardware, "gpu": "h100-sxm-80gb", "gpus": 64, "gpus_per_node": 8},
+        plan={k: None for k in base.plan} | {"stack": None},
+        training={**base.training, "global_batch": 1024, "micro_batch": None},
+    )
+    ev = _evaluate(case, Efficiency(), None)
+    assert not ev.admissible.any()
+    pred = predict_case(case)
+    headroom = ev.out.memory_headroom_frac
+    chosen = ev.plans.index(pred.plan)
+    margin = Efficiency().memory.memory_fit_margin_frac
+    assert headroom[chosen] >= headroom.max() - margin
+    assert not pred.fits
+    assert headroom[int(headroom.argmin())] < headroom.max() - margin  # the band excludes some

@@ -401,12 +401,19 @@ class _Evaluated:
     admissible: NDArray[np.bool_]
     """Within the memory model's margin over the limit (a published run ran, so a plan the
     model cannot tell from fitting counts)."""
+    margin: float
+    """``Efficiency.memory.memory_fit_margin_frac``."""
 
     @property
     def speed(self) -> FloatArray:
-        """Tokens/s of the admissible plans (of all of them for memory-only cases where none
-        is), -inf elsewhere."""
-        pool = self.admissible if self.admissible.any() else np.ones_like(self.admissible)
+        """Tokens/s of the admissible plans, -inf elsewhere. Where none is admissible (the
+        memory model is wrong for this case, or it states memory only), the plans within the
+        margin of the nearest to fitting stand in: the run fitted, so it was one of the plans
+        that need least, not the fastest of those that need most."""
+        pool = self.admissible
+        if not pool.any():
+            headroom = self.out.memory_headroom_frac
+            pool = headroom >= headroom.max() - self.margin
         return np.where(pool, self.out.tokens_per_s, -np.inf)
 
 
@@ -426,6 +433,7 @@ def _evaluate(case: Case, eff: Efficiency, clocks: Mapping[str, float] | None) -
         batch=batch,
         out=out,
         admissible=admissible,
+        margin=eff.memory.memory_fit_margin_frac,
     )
 
 
