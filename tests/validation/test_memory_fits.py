@@ -8,12 +8,14 @@ says the configuration did not fit (``published.fits == false``) are excluded.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from scalewall.catalog import accelerator
 from scalewall.perf.assumptions import Efficiency
 from scalewall.units import GIB
-from scalewall.validation.harness import predict_case
+from scalewall.validation.harness import _evaluate, predict_case
 from scalewall.validation.runs import Case, read_runs
 
 CASES = [c for c in read_runs() if c.published.get("fits") is not False]
@@ -55,10 +57,6 @@ def test_a_case_nothing_fits_takes_a_plan_nearest_to_fitting() -> None:
     # DeepSeek-V3 on 64 H100 with the plan left open: no candidate fits. The run is then taken
     # to have used one of the plans that need least memory (within the margin of the nearest
     # to fitting), not the fastest of all, which keeps every expert on every GPU.
-    from dataclasses import replace
-
-    from scalewall.validation.harness import _evaluate
-
     base = next(c for c in CASES if c.model.id == "deepseek-v3")
     hardware = {k: v for k, v in base.hardware.items() if k not in ("pod_gpus", "fabric")}
     case = replace(
