@@ -13,7 +13,7 @@ import scalewall
 from scalewall.cli.app import load_command
 from scalewall.errors import SpecError
 from scalewall.plan.defaults import DEFAULT_MODEL, PLAN_DEFAULTS, STACK_SPLIT_FIELDS
-from scalewall.plan.plan import STACK_PLAN_FIELDS
+from scalewall.plan.plan import STACK_PLAN_FIELDS, default_stage_split
 from scalewall.web.requests import EstimateRequest, GoodputRequest
 
 PLAN_COMMANDS = ("estimate", "goodput")
@@ -168,4 +168,31 @@ def test_cli_equals_api_on_a_small_cluster(run_cli: Callable[..., Any]) -> None:
     result = run_cli("estimate", *args, "--json")
     assert result.returncode == 0, result.stderr
     api = scalewall.estimate("llama3-8b", gpu="h100-sxm-80gb", gpus=8).to_dict()
+    assert json.loads(result.stdout) == json.loads(json.dumps(api))
+
+
+def test_stages_that_cannot_split_evenly_take_megatrons_split(run_cli: Callable[..., Any]) -> None:
+    """DeepSeek-V3's 61 layers on the default 4 stages, or on 16 the question names: with the
+    split left out the plan takes ``default_stage_split``, as ``validate`` does, in the CLI and
+    the API alike; a split the question gives is kept."""
+    plan = scalewall.estimate("deepseek-v3", gpu="h100-sxm-80gb", gpus=512).plan
+    assert plan.pp == 4
+    assert (plan.first_stage_layers, plan.last_stage_layers) == default_stage_split(61, 4)
+    assert plan.first_stage_layers > 0
+    sixteen = scalewall.estimate(
+        "deepseek-v3", gpu="h100-sxm-80gb", gpus=2048, plan={"pp": 16, "tp": 1, "ep": 64}
+    ).plan
+    split = (sixteen.first_stage_layers, sixteen.last_stage_layers)
+    assert split == default_stage_split(61, 16)
+    given = scalewall.estimate(
+        "deepseek-v3",
+        gpu="h100-sxm-80gb",
+        gpus=2048,
+        plan={"pp": 16, "tp": 1, "ep": 64, "first_stage_layers": 4, "last_stage_layers": 1},
+    ).plan
+    assert (given.first_stage_layers, given.last_stage_layers) == (4, 1)
+    args = ["--model", "deepseek-v3", "--gpu", "h100-sxm-80gb", "--gpus", "512", "--json"]
+    result = run_cli("estimate", *args)
+    assert result.returncode == 0, result.stderr
+    api = scalewall.estimate("deepseek-v3", gpu="h100-sxm-80gb", gpus=512).to_dict()
     assert json.loads(result.stdout) == json.loads(json.dumps(api))

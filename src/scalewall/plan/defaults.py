@@ -20,6 +20,7 @@ from scalewall.plan.plan import (
     STACK_PLAN_FIELDS,
     ParallelPlan,
     balanced_stage_split,
+    default_stage_split,
     stack_allows,
 )
 from scalewall.plan.topology import Cluster
@@ -49,7 +50,8 @@ class PlanDefaults:
     etp: int = 1
     cp_mode: str = "ring"
     first_stage_layers: int = 0
-    """0: an even split."""
+    """0: an even split, or where pp does not divide the layers Megatron-Core's
+    (``default_stage_split``)."""
     last_stage_layers: int = 0
     offload_layers: int = 0
     """0: every layer's activations stay in HBM."""
@@ -143,7 +145,8 @@ def plan_from_fields(
     sharding, and ``global_batch_tokens`` (tokens per step) sets ``global_batch`` to
     tokens / seq_len when the batch is not given in sequences. A default ``stack`` cannot run
     takes the value it runs instead (``plan.STACK_FALLBACKS``), and with the pipeline split left
-    open a stack that balances it by compute (``Stack.pipeline_split``) lays it out its way."""
+    open a stack that balances it by compute (``Stack.pipeline_split``) lays it out its way;
+    otherwise stages that cannot hold equal layers take ``default_stage_split``."""
     given = {k: v for k, v in fields.items() if v is not None}
     unknown = set(given) - set(ParallelPlan.__dataclass_fields__)
     if unknown:
@@ -172,6 +175,12 @@ def plan_from_fields(
     if stack is not None and stack.pipeline_split == "compute-balanced" and open_split and pp > 1:
         # The split the stack lays out when the question leaves it open, as ``validate`` does.
         merged["first_stage_layers"], merged["last_stage_layers"] = balanced_stage_split(model, pp)
+    elif open_split and pp > 1 and model.layers % pp:
+        # Stages that cannot hold equal layers take Megatron-Core's split, as ``validate``
+        # lays out a source that states none (61 layers on 4 or 16 stages, 95 on 8, ...).
+        merged["first_stage_layers"], merged["last_stage_layers"] = default_stage_split(
+            model.layers, pp
+        )
     if "dp" not in given:
         merged["dp"] = fill_dp(cluster, tp, pp, cp)
     return ParallelPlan(**merged)
