@@ -414,6 +414,8 @@ class _Evaluated:
         if not pool.any():
             headroom = self.out.memory_headroom_frac
             pool = headroom >= headroom.max() - self.margin
+        if not pool.any():  # no finite headroom to rank by
+            pool = np.ones_like(pool)
         return np.where(pool, self.out.tokens_per_s, -np.inf)
 
 
