@@ -222,6 +222,25 @@ class ModelSpec:
     uses the window."""
     dropout: bool = False
     """Trained with hidden and attention dropout (GPT-era Megatron recipes use 0.1)."""
+    # Hybrid state-space models (layer_pattern == "": every layer is attention and an FFN).
+    layer_pattern: str = ""
+    """One character per layer of a hybrid model, as Megatron-Core's ``hybrid_override_pattern``
+    and the HuggingFace ``nemotron_h`` config write it (Nemotron-H, arXiv 2504.03624; Nemotron
+    3): ``M`` a Mamba-2 mixer, ``*`` self-attention, ``-`` a dense MLP, ``E`` a mixture of
+    experts. Each layer is one pre-normed residual block, so ``layers`` is the pattern's
+    length. Empty: a transformer whose every layer is attention followed by an MLP or MoE."""
+    mamba_heads: int = 0
+    """Mamba-2 heads (``mamba_num_heads``); the inner width is ``mamba_heads x mamba_head_dim``."""
+    mamba_head_dim: int = 0
+    """Channels per Mamba-2 head (``mamba_head_dim``, P in Dao & Gu 2024)."""
+    mamba_state: int = 0
+    """State size per channel (``ssm_state_size``, N)."""
+    mamba_groups: int = 1
+    """Groups sharing the input-dependent B and C projections (``n_groups``, G)."""
+    mamba_conv_kernel: int = 4
+    """Width of the causal depthwise convolution (``conv_kernel``)."""
+    mamba_chunk: int = 128
+    """Chunk length of the SSD algorithm (``chunk_size``, Q; Dao & Gu 2024, Sec. 6)."""
     active_params_published: float = 0.0
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict)
@@ -266,10 +285,68 @@ class ModelSpec:
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 <= value < float("inf")):
                 raise SpecError(name, value, "zero or a positive finite number", where=where)
+        if self.layer_pattern:
+            self._check_pattern(where)
+
+    def _check_pattern(self, where: str) -> None:
+        """A hybrid layer pattern: one known character per layer, with the fields each kind of
+        layer needs."""
+        pattern = self.layer_pattern
+        if not isinstance(pattern, str) or set(pattern) - set(LAYER_PATTERN_CHARS):
+            raise SpecError(
+                "layer_pattern",
+                pattern,
+                "a string of M (Mamba-2), * (attention), - (MLP) and E (MoE) characters",
+                where=where,
+            )
+        if len(pattern) != self.layers:
+            raise SpecError(
+                "layer_pattern",
+                f"{len(pattern)} characters",
+                f"one per layer: {self.layers}",
+                where=where,
+            )
+        if "E" in pattern and not self.routed_experts:
+            raise SpecError(
+                "routed_experts",
+                0,
+                "at least 1 where layer_pattern has MoE layers (E)",
+                where=where,
+            )
+        if self.routed_experts and "E" not in pattern:
+            raise SpecError(
+                "layer_pattern", pattern, "MoE layers (E) where routed_experts is set", where=where
+            )
+        if "M" in pattern:
+            for name in ("mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups"):
+                if getattr(self, name) < 1:
+                    raise SpecError(
+                        name,
+                        getattr(self, name),
+                        "at least 1 where layer_pattern has M",
+                        where=where,
+                    )
+            if self.mamba_heads % self.mamba_groups:
+                raise SpecError(
+                    "mamba_groups",
+                    self.mamba_groups,
+                    f"must divide the {self.mamba_heads} Mamba heads",
+                    where=where,
+                )
+        for name in ("first_dense_layers", "mtp_layers", "sliding_window"):
+            if getattr(self, name):
+                raise SpecError(
+                    name, getattr(self, name), "0 for a hybrid model (layer_pattern)", where=where
+                )
 
     @property
     def is_moe(self) -> bool:
         return self.routed_experts > 0
+
+    @property
+    def is_hybrid(self) -> bool:
+        """Layers of a hybrid state-space model, one mixer or FFN each (``layer_pattern``)."""
+        return bool(self.layer_pattern)
 
     @property
     def head_size(self) -> int:
@@ -285,6 +362,9 @@ class ModelSpec:
         pairs = ((self.sliding_window, 1.0 - full), (0, full))
         return tuple(pair for pair in pairs if pair[1] > 0)
 
+
+LAYER_PATTERN_CHARS = "M*-E"
+"""``ModelSpec.layer_pattern`` characters: Mamba-2, attention, MLP, mixture of experts."""
 
 MODEL_ACTIVATIONS = ("gelu", "swiglu", "relu")
 """``ModelSpec.activation`` values: ``swiglu`` has three FFN matrices, the others two."""
@@ -315,6 +395,12 @@ _MODEL_NON_NEGATIVE = (
     "mtp_layers",
     "sliding_window",
     "full_attention_layers",
+    "mamba_heads",
+    "mamba_head_dim",
+    "mamba_state",
+    "mamba_groups",
+    "mamba_conv_kernel",
+    "mamba_chunk",
 )
 
 

@@ -243,6 +243,13 @@ class HostEfficiency:
     expert, the permutation map); Megatron-Core captures these in CUDA graphs with
     ``cuda_graph_scope`` moe_router and moe_preprocess (``Stack.cuda_graphs`` router or
     attention). Set by: a tally of the kernels before the dispatch, not fitted."""
+    host_ops_mamba_fwd: float = 20.0
+    """Operations of one Mamba-2 block forward: norm, the input projection and its casts, the
+    split into z, x, B, C and dt, the causal convolution with its activation, the SSD kernels
+    (chunk cumsum, C B^T, chunk states, state passing, chunk scan) with the dt preprocessing,
+    the gated norm, the output projection, the residual add and tensor-parallel collectives.
+    Set by: a tally of the block's kernels (Megatron-Core ``MambaMixer`` with mamba_ssm's
+    ``mamba_chunk_scan_combined``), not fitted."""
     host_ops_per_local_expert_fwd: float = 2.0
     """Operations per local expert of one MoE layer forward: Transformer Engine's grouped linear
     issues one GEMM per expert for each of the two expert projections. Set by: Transformer

@@ -1,8 +1,9 @@
-"""One transformer layer's forward and backward on one GPU, dense or MoE behind one interface
-(``layer_times(..., moe_layer=...)``): GEMMs, attention, element-wise kernels, TP/SP, CP and EP
-communication, recompute and host-bound kernel issue; the output head, MTP modules, and the
-sums over a stage's layers. Layer times depend only on ``LAYER_FIELDS`` and are computed once
-per distinct combination of them (``distinct_layer_times``)."""
+"""One layer's forward and backward on one GPU, dense, MoE or a hybrid model's Mamba-2,
+attention, MLP or MoE block behind one interface (``layer_times(..., kind)``): GEMMs,
+attention, element-wise kernels, TP/SP, CP and EP communication, recompute and host-bound
+kernel issue; the output head, MTP modules, and the sums over a stage's layers. Layer times
+depend only on ``LAYER_FIELDS`` and are computed once per distinct combination of them
+(``distinct_layer_times``)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ from scalewall.perf.compute import (
     memory_bound_time_s,
 )
 from scalewall.plan.topology import Cluster
+from scalewall.workload import counts
+from scalewall.workload.counts import LayerKind
 
 FloatArray = NDArray[np.float64]
 
@@ -100,6 +103,38 @@ def cast_bytes(dev: Device, eff: Efficiency) -> FloatArray:
     return result
 
 
+def mamba_linears(model: ModelSpec, tp: Any) -> list[tuple[Any, Any]]:
+    """(n_out, k_in) of a Mamba-2 block's projections on one GPU: the input projection
+    column-parallel and the output projection row-parallel over TP, as Megatron-Core's
+    ``MambaMixer`` shards heads and groups."""
+    width = float(counts.mamba_in_proj_width(model))
+    inner = float(counts.mamba_inner(model))
+    return [(width / tp, float(model.hidden)), (float(model.hidden), inner / tp)]
+
+
+def mamba_core_bytes(model: ModelSpec, seq_len: FloatArray) -> FloatArray:
+    """HBM bytes per token, forward and backward, of one Mamba-2 block's work outside its
+    projections, over TP: memory-bound, as the SSD kernels are (the PyTorch blog "Accelerating
+    Mamba2 with kernel fusion", 2025: "mostly bottlenecked by memory bandwidth and latency").
+
+    Forward: the causal convolution reads and writes x, B and C; the five SSD kernels read x
+    twice and B and C twice each, write and read the C B^T chunk matrix (G Q per token, FP32),
+    write the chunk states and pass them on (h P N per chunk in FP32: written, read and
+    written by state passing, read by the chunk scan) and write y; the gated norm reads y and
+    z and writes its output. Backward moves twice the forward bytes (a gradient for each
+    operand, as a GEMM has), the element-wise convention of ``layer_times``."""
+    inner = float(counts.mamba_inner(model))
+    groups_state = float(model.mamba_groups * model.mamba_state)
+    chunk = np.minimum(float(model.mamba_chunk), seq_len)
+    conv = 2.0 * ACT_BYTES * (inner + 2.0 * groups_state)
+    states = 4.0 * 4.0 * model.mamba_heads * model.mamba_head_dim * model.mamba_state / chunk
+    ssd = ACT_BYTES * (2.0 * inner + 4.0 * groups_state + inner)
+    cb_matrix = 2.0 * 4.0 * model.mamba_groups * chunk
+    gated_norm = 3.0 * ACT_BYTES * inner
+    result: FloatArray = 3.0 * (conv + ssd + cb_matrix + states + gated_norm)
+    return result
+
+
 def layer_times(
     model: ModelSpec,
     cluster: Cluster,
@@ -107,40 +142,59 @@ def layer_times(
     dev: Device,
     eff: Efficiency,
     stack: Stack,
-    moe_layer: bool = False,
+    kind: LayerKind = counts.DENSE,
 ) -> LayerTimes:
-    """One dense layer, or with ``moe_layer`` one MoE layer (shared experts in place of the
-    dense FFN, router, routed experts, expert all-to-all)."""
+    """One layer of the given kind (``counts.LayerKind``): a transformer's dense layer, its MoE
+    layer (shared experts in place of the dense FFN, router, routed experts, expert all-to-all),
+    or one block of a hybrid model (Mamba-2, attention, MLP or MoE)."""
     tp = p.tp
     tokens = p.micro_batch * p.seq_len / p.cp
     hidden = float(model.hidden)
-    ffn = float(model.shared_experts * model.expert_ffn_hidden if moe_layer else model.ffn_hidden)
+    moe_layer = kind.ffn == "moe"
+    attention = kind.mixer == "attention"
+    blocks = (kind.mixer != "") + (kind.ffn != "")
+    ffn = counts.kind_ffn_width(model, kind)
     up_width = ffn * moe.swiglu_factor(model)
-    shapes = attention_linears(model, tp)
+    shapes: list[tuple[Any, Any]] = []
+    if attention:
+        shapes += attention_linears(model, tp)
+    elif kind.mixer == "mamba":
+        shapes += mamba_linears(model, tp)
     if ffn > 0:
         shapes += [(up_width / tp, hidden), (hidden, ffn / tp)]
-    # All linears of the layer in one call: one row per linear, one column per plan.
-    n_arr = np.stack(
-        [np.broadcast_to(np.asarray(n, dtype=np.float64), tokens.shape) for n, _ in shapes]
-    )
-    k_arr = np.stack(
-        [np.broadcast_to(np.asarray(k, dtype=np.float64), tokens.shape) for _, k in shapes]
-    )
-    f, b = linear_time_s(tokens[np.newaxis, :], n_arr, k_arr, dev, eff)
-    fwd, bwd = f.sum(axis=0), b.sum(axis=0)
-    cast = (tokens * (n_arr + k_arr)).sum(axis=0)
-    if not stack.fp8_weight_cache:
-        # The weights are quantized again in every micro-batch's forward.
-        cast = cast + (n_arr * k_arr).sum(axis=0)
-    attn_f, attn_b, attn_re = attention_times(model, p, dev, eff, stack)
+    zero = np.zeros_like(tokens)
+    if shapes:
+        # All linears of the layer in one call: one row per linear, one column per plan.
+        n_arr = np.stack(
+            [np.broadcast_to(np.asarray(n, dtype=np.float64), tokens.shape) for n, _ in shapes]
+        )
+        k_arr = np.stack(
+            [np.broadcast_to(np.asarray(k, dtype=np.float64), tokens.shape) for _, k in shapes]
+        )
+        f, b = linear_time_s(tokens[np.newaxis, :], n_arr, k_arr, dev, eff)
+        fwd, bwd = f.sum(axis=0), b.sum(axis=0)
+        cast = (tokens * (n_arr + k_arr)).sum(axis=0)
+        if not stack.fp8_weight_cache:
+            # The weights are quantized again in every micro-batch's forward.
+            cast = cast + (n_arr * k_arr).sum(axis=0)
+    else:
+        fwd, bwd, cast = zero, zero, zero
+    if attention:
+        attn_f, attn_b, attn_re = attention_times(model, p, dev, eff, stack)
+    else:
+        attn_f, attn_b, attn_re = zero, zero, zero
     norm_tokens = np.where(p.sequence_parallel > 0, tokens / tp, tokens)
-    per_hidden = stack.elementwise_bytes_per_hidden + (
-        eff.layers.dropout_bytes_per_hidden if model.dropout else 0.0
-    )
+    # The stack's per-hidden bytes are a transformer layer's: two blocks, each a norm and a
+    # residual add.
+    per_hidden = (
+        stack.elementwise_bytes_per_hidden
+        + (eff.layers.dropout_bytes_per_hidden if model.dropout else 0.0)
+    ) * (blocks / 2.0)
     elem_bytes = (
         norm_tokens * hidden * per_hidden + tokens * up_width / tp * stack.elementwise_bytes_per_ffn
     )
-    zero = np.zeros_like(tokens)
+    if kind.mixer == "mamba":
+        elem_bytes = elem_bytes + tokens * mamba_core_bytes(model, p.seq_len) / tp
     imbalance, ep_f, ep_b, etp_comm, routed_after = zero, zero, zero, zero, zero
     if moe_layer:
         routed = moe.routed_expert_times(model, p, dev, eff, stack, tokens)
@@ -181,12 +235,16 @@ def layer_times(
             2.0 * coll.reduce_scatter_time_s(cluster, eff, tp, one, message),
             coll.allreduce_time_s(cluster, eff, tp, one, message),
         )
-    tp_total = 2.0 * pair
+    # One collective pair per block: the attention (or Mamba-2) and the FFN output projections.
+    tp_total = blocks * pair
     tp_total = tp_total + etp_comm
     # The hidden share still costs compute: communication kernels take SMs and HBM bandwidth.
     hidden_share = stack.tp_comm_overlap_frac * (1.0 - eff.layers.tp_overlap_compute_slowdown_frac)
     tp_fwd = tp_total * (1.0 - hidden_share)
-    cp_fwd, cp_bwd = cp_times(model, cluster, p, eff, attn_f, attn_b)
+    if attention:
+        cp_fwd, cp_bwd = cp_times(model, cluster, p, eff, attn_f, attn_b)
+    else:
+        cp_fwd, cp_bwd = zero, zero
     ep_fwd, ep_bwd, overhead, imbalance_comm = zero, zero, zero, zero
     if moe_layer:
         ep_fwd, ep_bwd, overhead, imbalance_comm = ep_exposed(
@@ -200,15 +258,24 @@ def layer_times(
     if stack.selective_recompute == "alternate-matmuls":
         # Every second matmul of the block and every element-wise kernel run again; the
         # attention kernel's output is kept, so none of its recompute.
-        again = alternate_matmuls(model, tp, moe_layer, ffn, up_width)[1::2]
-        n_re = np.stack(
-            [np.broadcast_to(np.asarray(n, dtype=np.float64), tokens.shape) for n, _, _ in again]
-        )
-        k_re = np.stack(
-            [np.broadcast_to(np.asarray(k, dtype=np.float64), tokens.shape) for _, k, _ in again]
-        )
-        re_f, _ = linear_time_s(tokens[np.newaxis, :], n_re, k_re, dev, eff)
-        selective = re_f.sum(axis=0) + elem / 3.0
+        again = alternate_matmuls(model, tp, kind, ffn, up_width)[1::2]
+        re_total = zero
+        if again:
+            n_re = np.stack(
+                [
+                    np.broadcast_to(np.asarray(n, dtype=np.float64), tokens.shape)
+                    for n, _, _ in again
+                ]
+            )
+            k_re = np.stack(
+                [
+                    np.broadcast_to(np.asarray(k, dtype=np.float64), tokens.shape)
+                    for _, k, _ in again
+                ]
+            )
+            re_f, _ = linear_time_s(tokens[np.newaxis, :], n_re, k_re, dev, eff)
+            re_total = re_f.sum(axis=0)
+        selective = re_total + elem / 3.0
     else:
         selective = attn_re
     recompute = np.where(
@@ -216,7 +283,7 @@ def layer_times(
         fwd_compute + tp_fwd + cp_fwd + ep_fwd,
         np.where(p.recompute == RECOMPUTE["selective"], selective, 0.0),
     )
-    host_f = host_issue_s(model, p, eff, stack, moe_layer)
+    host_f = host_issue_s(model, p, eff, stack, kind)
     host_b = host_f * (eff.host.host_ops_bwd_ratio + np.where(full, 1.0, 0.0))
     gpu_f = fwd_compute + tp_fwd + cp_fwd + ep_fwd
     gpu_b = bwd_compute + tp_fwd + cp_bwd + ep_bwd + recompute
@@ -246,22 +313,25 @@ def layer_times(
 
 
 def alternate_matmuls(
-    model: ModelSpec, tp: FloatArray, moe_layer: bool, ffn: float, up_width: float
+    model: ModelSpec, tp: FloatArray, kind: LayerKind, ffn: float, up_width: float
 ) -> list[tuple[Any, Any, bool]]:
     """(n_out, k_in, output replicated over TP) of a block's matmuls on one GPU in forward
     order, as torchtitan's op-level selective checkpointing counts them (``aten.mm`` calls:
     separate Q, K, V and output projections, the MoE router, the SwiGLU w1, w3 and w2 or the
     GeLU fc1 and fc2; the routed experts' grouped GEMMs are saved and not counted)."""
     hidden = float(model.hidden)
-    out: list[tuple[Any, Any, bool]]
-    if model.kv_lora_rank:
+    out: list[tuple[Any, Any, bool]] = []
+    if kind.mixer == "mamba":
+        (n_in, k_in), (n_out, k_out) = mamba_linears(model, tp)
+        out = [(n_in, k_in, False), (n_out, k_out, True)]
+    elif kind.mixer == "attention" and model.kv_lora_rank:
         linears = attention_linears(model, tp)
         out = [(n, k, i == len(linears) - 1) for i, (n, k) in enumerate(linears)]
-    else:
+    elif kind.mixer == "attention":
         d, heads, kv = float(model.head_size), float(model.heads), float(model.kv_heads)
         out = [(heads * d / tp, hidden, False), (kv * d / tp, hidden, False)]
         out += [(kv * d / tp, hidden, False), (hidden, heads * d / tp, True)]
-    if moe_layer:
+    if kind.ffn == "moe":
         out.append((float(model.routed_experts), hidden, True))
     if ffn > 0:
         if up_width > ffn:  # gated: w1 (gate) and w3 (up), then w2
@@ -273,7 +343,7 @@ def alternate_matmuls(
 
 
 def host_issue_s(
-    model: ModelSpec, p: PlanBatch, eff: Efficiency, stack: Stack, moe_layer: bool
+    model: ModelSpec, p: PlanBatch, eff: Efficiency, stack: Stack, kind: LayerKind
 ) -> FloatArray:
     """Host time to issue one layer's forward operations outside the stack's CUDA graphs.
 
@@ -283,10 +353,15 @@ def host_issue_s(
     one = np.ones_like(p.tp)
     if stack.cuda_graphs in ("layer", "full"):
         return 0.0 * one
-    attention = eff.host.host_ops_attention_fwd + (
-        eff.host.host_ops_mla_extra_fwd if model.kv_lora_rank else 0.0
-    )
-    if moe_layer:
+    mixer = 0.0
+    if kind.mixer == "attention" and stack.cuda_graphs != "attention":
+        mixer = eff.host.host_ops_attention_fwd + (
+            eff.host.host_ops_mla_extra_fwd if model.kv_lora_rank else 0.0
+        )
+    elif kind.mixer == "mamba":
+        mixer = eff.host.host_ops_mamba_fwd
+    ffn: Any = 0.0
+    if kind.ffn == "moe":
         ffn = eff.host.host_ops_moe_fwd + eff.host.host_ops_per_local_expert_fwd * (
             model.routed_experts / p.ep
         )
@@ -294,10 +369,9 @@ def host_issue_s(
             ffn = ffn - eff.host.host_ops_router_fwd
         if model.shared_experts:
             ffn = ffn + eff.host.host_ops_mlp_fwd
-    else:
-        ffn = eff.host.host_ops_mlp_fwd * one
-    ops = ffn if stack.cuda_graphs == "attention" else ffn + attention
-    result: FloatArray = ops * eff.host.host_op_s * one
+    elif kind.ffn == "dense":
+        ffn = eff.host.host_ops_mlp_fwd
+    result: FloatArray = (ffn + mixer) * eff.host.host_op_s * one
     return result
 
 
@@ -415,8 +489,8 @@ class DistinctTimes:
     """What one GPU's layers, output head and multi-token-prediction modules take per
     micro-batch, for every row of a batch (computed once per distinct layer configuration)."""
 
-    dense: LayerTimes
-    moe: LayerTimes | None
+    layers: dict[LayerKind, LayerTimes]
+    """One layer of each kind the model has (``counts.layer_kinds``)."""
     head: tuple[FloatArray, FloatArray]
     """Output layer and loss, forward and backward."""
     mtp: tuple[FloatArray, FloatArray] | None
@@ -426,7 +500,7 @@ class DistinctTimes:
 def distinct_layer_times(
     model: ModelSpec, cluster: Cluster, p: PlanBatch, eff: Efficiency, stack: Stack
 ) -> DistinctTimes:
-    """Dense and MoE layer, output-head and MTP times, computed once per distinct layer
+    """Layer times of each kind, output-head and MTP times, computed once per distinct layer
     configuration (a search batch holds many plans that differ only in pp, dp, ZeRO or the
     layer split) and spread to every row. Constants given as arrays (one value per plan, as
     calibration's interval draws pass them) pair with the rows as they are, so such a batch is
@@ -446,16 +520,17 @@ def distinct_layer_times(
     def spread_pair(pair: tuple[FloatArray, FloatArray]) -> tuple[FloatArray, FloatArray]:
         return pair if identity else (pair[0][inverse], pair[1][inverse])
 
-    dense = layer_times(model, cluster, sub, dev, eff, stack)
-    sparse = layer_times(model, cluster, sub, dev, eff, stack, True) if model.is_moe else None
+    kinds = {
+        kind: layer_times(model, cluster, sub, dev, eff, stack, kind)
+        for kind in counts.layer_kinds(model)
+    }
     head = head_times(model, sub, dev, eff, stack)
     mtp = None
     if model.mtp_layers:
-        mtp_layer = sparse if sparse is not None else dense
+        mtp_layer = kinds.get(counts.MOE) or kinds[counts.DENSE]
         mtp = spread_pair(mtp_times(model, sub, dev, eff, mtp_layer, head))
     return DistinctTimes(
-        dense=spread(dense),
-        moe=spread(sparse) if sparse is not None else None,
+        layers={kind: spread(times) for kind, times in kinds.items()},
         head=spread_pair(head),
         mtp=mtp,
     )
@@ -513,19 +588,17 @@ def mtp_times(
 
 
 def stage_sums(
-    model: ModelSpec, p: PlanBatch, dense: LayerTimes, sparse: LayerTimes | None
+    model: ModelSpec, p: PlanBatch, layers: dict[LayerKind, LayerTimes]
 ) -> dict[str, dict[str, FloatArray]]:
-    """Per stage: forward, backward and breakdown parts summed over its dense and MoE layers."""
+    """Per stage: forward, backward and breakdown parts summed over its layers of each kind."""
     out: dict[str, dict[str, FloatArray]] = {}
-    dense_parts = dense.parts()
-    sparse_parts = sparse.parts() if sparse is not None else {}
-    for name, (n_dense, n_moe) in moe.stage_layer_mix(model, p).items():
-        sums = {"fwd": n_dense * dense.fwd, "bwd": n_dense * dense.bwd}
-        sums.update({k: n_dense * v for k, v in dense_parts.items()})
-        if sparse is not None:
-            sums["fwd"] = sums["fwd"] + n_moe * sparse.fwd
-            sums["bwd"] = sums["bwd"] + n_moe * sparse.bwd
-            for k, v in sparse_parts.items():
-                sums[k] = sums[k] + n_moe * v
+    parts = {kind: times.parts() for kind, times in layers.items()}
+    for name, mix in moe.stage_layer_mix(model, p).items():
+        sums: dict[str, FloatArray] = {}
+        for kind, n in mix.items():
+            times = layers[kind]
+            terms = {"fwd": times.fwd, "bwd": times.bwd, **parts[kind]}
+            for key, value in terms.items():
+                sums[key] = sums[key] + n * value if key in sums else n * value
         out[name] = sums
     return out

@@ -21,6 +21,7 @@ from scalewall.perf.compute import ACT_BYTES
 from scalewall.perf.data_parallel import fsdp_whole_stage, shard_groups
 from scalewall.perf.layers import alternate_matmuls
 from scalewall.workload import counts
+from scalewall.workload.counts import LayerKind
 
 FloatArray = NDArray[np.float64]
 
@@ -31,41 +32,57 @@ WEIGHT_BYTES = 2.0  # low-precision weight copy used by the GEMMs
 def stage_param_parts(model: ModelSpec, p: PlanBatch) -> dict[str, tuple[FloatArray, FloatArray]]:
     """Parameters per GPU of the first, the busiest middle and the last stage, split into
     those replicated over DP x CP (after TP) and the routed experts (after EP x ETP)."""
-    layer = counts.layer_params(model, moe=False).total
     embed = float(model.vocab * model.hidden)
     if model.position_embedding == "learned":
         embed += model.max_seq_len * model.hidden
     out = float(model.vocab * model.hidden)  # tied: the last stage keeps its own copy
     single = p.pp == 1
     mix = moe.stage_layer_mix(model, p)
-    if model.is_moe:
-        sparse = counts.layer_params(model, moe=True)
-        moe_dense = sparse.total - sparse.mlp_routed
-        moe_expert = sparse.mlp_routed / (p.ep * p.etp)
-    else:
-        moe_dense, moe_expert = 0.0, np.zeros_like(p.tp)
+    replicated: dict[LayerKind, float] = {}
+    routed: dict[LayerKind, Any] = {}
+    for kind in counts.layer_kinds(model):
+        params = counts.kind_params(model, kind)
+        replicated[kind] = params.total - params.mlp_routed
+        routed[kind] = params.mlp_routed / (p.ep * p.etp)
+    mtp_kind = counts.MOE if model.is_moe else counts.DENSE
+    mtp_layer = counts.kind_params(model, mtp_kind)
     mtp_dense = model.mtp_layers * (
-        (moe_dense if model.is_moe else layer) + 2.0 * model.hidden**2 + model.hidden
+        mtp_layer.total - mtp_layer.mlp_routed + 2.0 * model.hidden**2 + model.hidden
     )
-    mtp_expert = model.mtp_layers * moe_expert
+    mtp_expert = model.mtp_layers * mtp_layer.mlp_routed / (p.ep * p.etp)
 
     def dense(name: str) -> FloatArray:
-        n_dense, n_moe = mix[name]
-        result: FloatArray = n_dense * layer
-        return result + n_moe * moe_dense if model.is_moe else result
+        return sum((n * replicated[kind] for kind, n in mix[name].items()), np.zeros_like(p.tp))
+
+    def expert(name: str) -> FloatArray:
+        return sum((n * routed[kind] for kind, n in mix[name].items()), np.zeros_like(p.tp))
 
     first = dense("first") + embed + np.where(single, 0.0 if model.tied_embeddings else out, 0.0)
     last = np.where(single, first, dense("last") + out) + mtp_dense
-    expert = {name: mix[name][1] * moe_expert for name in mix}
     return {
-        "first": (first / p.tp, expert["first"] + np.where(single, mtp_expert, 0.0)),
-        "middle": (dense("middle") / p.tp, expert["middle"]),
-        "last": (last / p.tp, expert["last"] + mtp_expert),
+        "first": (first / p.tp, expert("first") + np.where(single, mtp_expert, 0.0)),
+        "middle": (dense("middle") / p.tp, expert("middle")),
+        "last": (last / p.tp, expert("last") + mtp_expert),
     }
 
 
+def mamba_activation_elements(model: ModelSpec) -> tuple[float, float]:
+    """Activation elements per token one Mamba-2 layer keeps for backward, (replicated over
+    TP, sharded over TP): the block's input and its normed copy (2 D); the input projection's
+    output z, x, B, C, dt; the convolution's output x, B, C; the SSD output y and the gated
+    norm's output (h P each); dt and its cumulative decay in FP32 (2 x 2 h, in BF16 elements)."""
+    inner = float(counts.mamba_inner(model))
+    groups_state = float(model.mamba_groups * model.mamba_state)
+    sharded = counts.mamba_in_proj_width(model) + (inner + 2.0 * groups_state) + 2.0 * inner
+    return 2.0 * model.hidden, sharded + 4.0 * model.mamba_heads
+
+
 def activation_bytes_per_layer(
-    model: ModelSpec, p: PlanBatch, stack: Stack, fp8: NDArray[np.bool_], moe_layer: bool = False
+    model: ModelSpec,
+    p: PlanBatch,
+    stack: Stack,
+    fp8: NDArray[np.bool_],
+    kind: LayerKind = counts.DENSE,
 ) -> FloatArray:
     """Activation memory one layer keeps for backward, per micro-batch per GPU.
 
@@ -76,45 +93,57 @@ def activation_bytes_per_layer(
     plus the routed experts' copies; a stack that recomputes MLA's up projections under
     selective recompute (``Stack.recompute_mla_up_proj``) keeps no Q, K, V of the heads. FP8
     keeps linear inputs in one byte: 2D of the replicated part, the projection input and the
-    FFN down-projection input. Full recompute keeps only the layer input.
+    FFN down-projection input. Full recompute keeps only the layer input. A hybrid model's
+    layer holds one block (half the replicated part) and a Mamba-2 block keeps
+    ``mamba_activation_elements``.
     """
     tokens = p.micro_batch * p.seq_len / p.cp
     hidden = float(model.hidden)
     d_qk, d_v = head_dims(model)
-    replicated = (8.0 + (2.0 if model.dropout else 0.0)) * hidden
-    if model.kv_lora_rank:
+    blocks = (kind.mixer != "") + (kind.ffn != "")
+    attention = kind.mixer == "attention"
+    replicated: Any = (4.0 + (1.0 if model.dropout else 0.0)) * hidden * blocks
+    if model.kv_lora_rank and attention:
         latents = model.q_lora_rank + model.kv_lora_rank + model.qk_rope_head_dim
         replicated += ACT_BYTES * latents
-    ffn = float(model.shared_experts * model.expert_ffn_hidden if moe_layer else model.ffn_hidden)
+    ffn = counts.kind_ffn_width(model, kind)
     ffn_acts = moe.ffn_activation_elements(model) * ffn
-    qkvo = model.heads * (d_qk + d_v) + model.kv_heads * (d_qk + d_v)
+    qkvo = model.heads * (d_qk + d_v) + model.kv_heads * (d_qk + d_v) if attention else 0.0
     sharded: FloatArray | float = 2.0 * qkvo
-    if model.kv_lora_rank and stack.recompute_mla_up_proj:
+    if model.kv_lora_rank and attention and stack.recompute_mla_up_proj:
         # Q, K and V are rebuilt from the latents in backward: only the context is kept.
         sharded = np.where(p.recompute == RECOMPUTE["selective"], 2.0 * model.heads * d_v, sharded)
     sharded = sharded + ffn_acts
-    if not stack.flash_attention:
+    if kind.mixer == "mamba":
+        rep_elements, shard_elements = mamba_activation_elements(model)
+        replicated = replicated - 4.0 * hidden + ACT_BYTES * rep_elements
+        sharded = sharded + ACT_BYTES * shard_elements
+    if attention and not stack.flash_attention:
         scores = (5.0 if model.dropout else 2.0) * model.heads * p.seq_len
         sharded = sharded + np.where(p.recompute == RECOMPUTE["none"], scores, 0.0)
     per_token = np.where(
         p.sequence_parallel > 0, (replicated + sharded) / p.tp, replicated + sharded / p.tp
     )
     per_token = per_token - np.where(
-        fp8, 2.0 * hidden / np.where(p.sequence_parallel > 0, p.tp, 1.0), 0.0
+        fp8, blocks * hidden / np.where(p.sequence_parallel > 0, p.tp, 1.0), 0.0
     )
-    per_token = per_token - np.where(fp8, (model.heads * d_v + ffn) / p.tp, 0.0)
+    # The projection (attention or Mamba-2 output) and FFN down-projection inputs in FP8.
+    projection = model.heads * d_v if attention else 0.0
+    if kind.mixer == "mamba":
+        projection = float(counts.mamba_inner(model))
+    per_token = per_token - np.where(fp8, (projection + ffn) / p.tp, 0.0)
     layer_input = np.where(p.sequence_parallel > 0, ACT_BYTES * hidden / p.tp, ACT_BYTES * hidden)
     if stack.selective_recompute == "alternate-matmuls":
         # The block's input, the attention kernel's output and every other matmul's output;
         # an output of the model width is replicated over TP (sharded with SP).
         up_width = ffn * moe.swiglu_factor(model)
-        kept = alternate_matmuls(model, p.tp, moe_layer, ffn, up_width)[0::2]
+        kept = alternate_matmuls(model, p.tp, kind, ffn, up_width)[0::2]
         wide = np.where(p.sequence_parallel > 0, hidden / p.tp, hidden)
         outputs = sum((wide if replicated else n) for n, _, replicated in kept)
-        lean = layer_input + ACT_BYTES * (outputs + model.heads * d_v / p.tp)
+        lean = layer_input + ACT_BYTES * (outputs + projection / p.tp)
         per_token = np.where(p.recompute == RECOMPUTE["selective"], lean, per_token)
     result: FloatArray = tokens * np.where(p.recompute == RECOMPUTE["full"], layer_input, per_token)
-    if moe_layer:
+    if kind.ffn == "moe":
         routed = moe.routed_activation_bytes(model, p, stack, tokens, fp8)
         result = result + np.where(p.recompute == RECOMPUTE["full"], 0.0, routed)
     return result
@@ -124,13 +153,16 @@ def stage_activations(
     model: ModelSpec, p: PlanBatch, stack: Stack, fp8: NDArray[np.bool_]
 ) -> dict[str, FloatArray]:
     """Activation bytes of one micro-batch through each stage's layers."""
-    dense = activation_bytes_per_layer(model, p, stack, fp8)
-    sparse = activation_bytes_per_layer(model, p, stack, fp8, True) if model.is_moe else dense
+    per_kind = {
+        kind: activation_bytes_per_layer(model, p, stack, fp8, kind)
+        for kind in counts.layer_kinds(model)
+    }
     out: dict[str, FloatArray] = {}
-    for name, (n_dense, n_moe) in moe.stage_layer_mix(model, p).items():
-        out[name] = n_dense * dense + n_moe * sparse if model.is_moe else n_dense * dense
-    mtp = model.mtp_layers * sparse
-    out["last"] = out["last"] + mtp if model.mtp_layers else out["last"]
+    for name, mix in moe.stage_layer_mix(model, p).items():
+        out[name] = sum((n * per_kind[kind] for kind, n in mix.items()), np.zeros_like(p.tp))
+    if model.mtp_layers:
+        mtp = per_kind[counts.MOE] if model.is_moe else per_kind[counts.DENSE]
+        out["last"] = out["last"] + model.mtp_layers * mtp
     return out
 
 
@@ -194,15 +226,11 @@ def offload_to_fit(
 def largest_layer_params(model: ModelSpec, p: PlanBatch) -> FloatArray:
     """Parameters one GPU holds of its largest layer once ZeRO-3 has gathered it: the layer's
     replicated weights over TP, its routed experts over EP x ETP."""
-    dense = counts.layer_params(model, moe=False).total / p.tp
-    if not model.is_moe:
-        result: FloatArray = dense
-        return result
-    sparse = counts.layer_params(model, moe=True)
-    routed = sparse.mlp_routed / (p.ep * p.etp)
-    moe_layer = (sparse.total - sparse.mlp_routed) / p.tp + routed
-    has_dense = model.first_dense_layers > 0 or model.moe_layer_freq > 1
-    result = np.maximum(moe_layer, dense) if has_dense else moe_layer
+    result: FloatArray = np.zeros_like(p.tp)
+    for kind in counts.layer_kinds(model):
+        params = counts.kind_params(model, kind)
+        size = (params.total - params.mlp_routed) / p.tp + params.mlp_routed / (p.ep * p.etp)
+        result = np.maximum(result, size)
     return result
 
 

@@ -1,5 +1,5 @@
 """Mixture-of-experts layers: routed experts as grouped GEMMs, the expert-parallel all-to-all,
-load imbalance, and which layers of each pipeline stage are MoE layers.
+load imbalance, and which kinds of layer each pipeline stage holds.
 
 Notation per GPU: T token rows of a micro-batch (b s / cp), E routed experts, k experts per
 token, F_e the expert FFN width, ep and etp the expert-parallel and expert-tensor-parallel
@@ -24,6 +24,8 @@ from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import RECOMPUTE, PlanBatch
 from scalewall.perf.compute import ACT_BYTES, Device, grouped_linear_time_s
 from scalewall.plan.topology import Cluster
+from scalewall.workload import counts
+from scalewall.workload.counts import LayerKind
 
 FloatArray = NDArray[np.float64]
 
@@ -84,27 +86,69 @@ def moe_layers_before(model: ModelSpec, layer: FloatArray) -> FloatArray:
     return result
 
 
-def stage_layer_mix(model: ModelSpec, p: PlanBatch) -> dict[str, tuple[FloatArray, FloatArray]]:
-    """(dense layers, MoE layers) on the first stage, the most MoE-heavy middle stage (the
-    last one, as MoE layers follow the dense ones) and the last stage."""
+def stage_layer_mix(model: ModelSpec, p: PlanBatch) -> dict[str, dict[LayerKind, FloatArray]]:
+    """Layers of each kind (``counts.layer_kinds``) on the first stage, the busiest middle stage
+    and the last stage. A transformer's busiest middle stage is the last one, as MoE layers
+    follow the dense ones; a hybrid model's is the middle stage with the most matmul weights
+    a token passes through (``counts.kind_matmul_params``)."""
+    kinds = counts.layer_kinds(model)
+    if model.layer_pattern:
+        return _pattern_mix(model, p, kinds)
     total = float(model.layers)
+    if not model.is_moe:
+        return {
+            "first": {counts.DENSE: p.layers_first},
+            "middle": {counts.DENSE: p.layers_middle},
+            "last": {counts.DENSE: p.layers_last},
+        }
     ranges = {
         "first": (np.zeros_like(p.layers_first), p.layers_first),
         "middle": (total - p.layers_last - p.layers_middle, total - p.layers_last),
         "last": (total - p.layers_last, np.full_like(p.layers_last, total)),
     }
-    if not model.is_moe:
-        zero = np.zeros_like(p.layers_first)
-        return {
-            "first": (p.layers_first, zero),
-            "middle": (p.layers_middle, zero),
-            "last": (p.layers_last, zero),
-        }
-    mix = {}
+    mix: dict[str, dict[LayerKind, FloatArray]] = {}
     for name, (start, end) in ranges.items():
-        moe = moe_layers_before(model, end) - moe_layers_before(model, start)
-        mix[name] = (end - start - moe, moe)
+        n_moe = moe_layers_before(model, end) - moe_layers_before(model, start)
+        both = {counts.DENSE: end - start - n_moe, counts.MOE: n_moe}
+        mix[name] = {kind: both[kind] for kind in kinds}
     return mix
+
+
+def _pattern_mix(
+    model: ModelSpec, p: PlanBatch, kinds: tuple[LayerKind, ...]
+) -> dict[str, dict[LayerKind, FloatArray]]:
+    """``stage_layer_mix`` of a hybrid pattern, from prefix counts of each kind."""
+    pattern = model.layer_pattern
+    total = len(pattern)
+    prefix = {
+        kind: np.concatenate(([0.0], np.cumsum([counts.PATTERN_KINDS[c] == kind for c in pattern])))
+        for kind in kinds
+    }
+    weight = {kind: counts.kind_matmul_params(model, kind) for kind in kinds}
+    work = sum((prefix[kind] * weight[kind] for kind in kinds), np.zeros(total + 1))
+
+    def at(table: FloatArray, layer: FloatArray) -> FloatArray:
+        result: FloatArray = table[np.clip(layer, 0, total).astype(np.intp)]
+        return result
+
+    middle_start = p.layers_first.copy()
+    best = np.full_like(p.layers_first, -1.0)
+    stages = int(np.max(p.pp, initial=2.0)) - 2
+    for i in range(max(stages, 1)):
+        start = p.layers_first + i * p.layers_middle
+        load = at(work, start + p.layers_middle) - at(work, start)
+        take = (i < np.maximum(p.pp - 2.0, 1.0)) & (load > best)
+        middle_start = np.where(take, start, middle_start)
+        best = np.where(take, load, best)
+    ranges = {
+        "first": (np.zeros_like(p.layers_first), p.layers_first),
+        "middle": (middle_start, middle_start + p.layers_middle),
+        "last": (total - p.layers_last, np.full_like(p.layers_last, float(total))),
+    }
+    return {
+        name: {kind: at(prefix[kind], end) - at(prefix[kind], start) for kind in kinds}
+        for name, (start, end) in ranges.items()
+    }
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -114,8 +114,7 @@ def step_model(
     dev = Device.of(cluster.accelerator, p.precision, eff)
     micro_batches = p.global_batch / (p.dp * p.micro_batch)
     times = distinct_layer_times(model, cluster, p, eff, stack)
-    dense_lt, moe_lt = times.dense, times.moe
-    sums = stage_sums(model, p, dense_lt, moe_lt)
+    sums = stage_sums(model, p, times.layers)
     params = stage_param_parts(model, p)
     # Each micro-batch's weight gradients are added into the reduced buffer at the end of its
     # backward (unless the GEMM accumulates in place): one pass over the stage's parameters.
@@ -375,26 +374,28 @@ def _per_size(
 
 
 def _model_flop_per_token(model: ModelSpec, p: PlanBatch) -> FloatArray:
-    """Megatron's model FLOPs per token (6N-style matmuls plus full-square attention)."""
+    """Megatron's model FLOPs per token (6N-style matmuls plus full-square attention, and a
+    hybrid model's SSD products: ``counts.model_flop_per_token``)."""
     matmul = counts.matmul_flop_per_token(model)
     attention = counts.attention_flop_per_token(model, 1, causal_half=False)
-    return 3.0 * (matmul + attention * p.seq_len)
+    result: FloatArray = 3.0 * (matmul + attention * p.seq_len)
+    if model.layer_pattern:
+        ssd = np.vectorize(lambda s: counts.ssd_flop_per_token(model, int(s)))(p.seq_len)
+        result = result + 3.0 * counts.mamba_layers(model) * ssd
+    return result
 
 
 def selective_matmul_flop_per_token(model: ModelSpec) -> float:
     """Forward FLOPs per token of the matmuls op-level selective checkpointing runs again
     (``Stack.selective_recompute`` ``alternate-matmuls``): every second one of each block in
-    forward order (``layers.alternate_matmuls``), over the dense and the MoE layers."""
-    n_moe = float(moe.moe_layers_before(model, np.array([float(model.layers)]))[0])
+    forward order (``layers.alternate_matmuls``), over the layers of every kind."""
     one = np.ones(1)
     total = 0.0
-    for moe_layer, count in ((False, model.layers - n_moe), (True, n_moe)):
+    for kind, count in counts.kind_counts(model).items():
         if count <= 0:
             continue
-        ffn = float(
-            model.shared_experts * model.expert_ffn_hidden if moe_layer else model.ffn_hidden
-        )
-        again = alternate_matmuls(model, one, moe_layer, ffn, ffn * moe.swiglu_factor(model))
+        ffn = counts.kind_ffn_width(model, kind)
+        again = alternate_matmuls(model, one, kind, ffn, ffn * moe.swiglu_factor(model))
         total += count * sum(
             2.0 * float(np.asarray(n).item()) * float(np.asarray(k).item())
             for n, k, _ in again[1::2]

@@ -1,8 +1,10 @@
-"""Parameter and FLOP counts of a decoder-only transformer, dense or mixture-of-experts.
+"""Parameter and FLOP counts of a decoder-only transformer, dense or mixture-of-experts, and of
+hybrid models whose layers mix Mamba-2, attention, MLP and MoE blocks (``ModelSpec.layer_pattern``).
 
 Notation: L layers, D hidden, H heads, K kv heads, d head size, F ffn hidden, V vocabulary,
-s sequence length. Counts are exact for the architectures the catalog describes (checked against
-published totals in tests).
+s sequence length; for Mamba-2 (Dao & Gu 2024) h heads of P channels (inner width h P), state
+size N, G groups, chunk Q. Counts are exact for the architectures the catalog describes
+(checked against published totals in tests).
 """
 
 from __future__ import annotations
@@ -12,22 +14,79 @@ from dataclasses import dataclass
 from scalewall.catalog.schema import ModelSpec
 
 
+@dataclass(frozen=True)
+class LayerKind:
+    """What one layer holds: a sequence mixer (``attention``, ``mamba`` or none) and an FFN
+    (``dense``, ``moe`` or none). A transformer layer has both; a hybrid model's layer one."""
+
+    mixer: str
+    ffn: str
+
+    @property
+    def label(self) -> str:
+        return "+".join(part for part in (self.mixer, self.ffn) if part)
+
+
+DENSE = LayerKind("attention", "dense")
+"""A transformer layer: attention and a dense MLP."""
+MOE = LayerKind("attention", "moe")
+"""A transformer MoE layer: attention, shared and routed experts."""
+MAMBA = LayerKind("mamba", "")
+ATTENTION = LayerKind("attention", "")
+MLP = LayerKind("", "dense")
+MOE_FFN = LayerKind("", "moe")
+PATTERN_KINDS = {"M": MAMBA, "*": ATTENTION, "-": MLP, "E": MOE_FFN}
+"""The layer kind of each ``ModelSpec.layer_pattern`` character."""
+KIND_ORDER = (DENSE, MOE, MAMBA, ATTENTION, MLP, MOE_FFN)
+
+
+def layer_kinds(model: ModelSpec) -> tuple[LayerKind, ...]:
+    """The kinds of layer the model has, in ``KIND_ORDER``."""
+    if model.layer_pattern:
+        present = {PATTERN_KINDS[c] for c in model.layer_pattern}
+        return tuple(kind for kind in KIND_ORDER if kind in present)
+    n_moe = num_moe_layers(model)
+    kinds = ((DENSE, model.layers - n_moe), (MOE, n_moe))
+    return tuple(kind for kind, n in kinds if n > 0)
+
+
+def kind_counts(model: ModelSpec) -> dict[LayerKind, int]:
+    """Layers of each kind the model has, over all its layers."""
+    if model.layer_pattern:
+        return {
+            kind: sum(PATTERN_KINDS[c] == kind for c in model.layer_pattern)
+            for kind in layer_kinds(model)
+        }
+    n_moe = num_moe_layers(model)
+    return {kind: (n_moe if kind == MOE else model.layers - n_moe) for kind in layer_kinds(model)}
+
+
 @dataclass(frozen=True, kw_only=True)
 class LayerParams:
     """Parameters of one transformer layer, split by where they live."""
 
     attention: float
-    """Q, K, V and output projections (and their biases), MLA low-rank projections included."""
+    """The sequence mixer's projections: attention's Q, K, V and output projections (and their
+    biases, MLA's low-rank projections included), or Mamba-2's input and output projections."""
     mlp_dense: float
     """Dense FFN (or the shared experts of an MoE layer)."""
     mlp_routed: float
     """All routed experts of the layer (0 for a dense layer)."""
     router: float
     norms: float
+    mixer_other: float = 0.0
+    """Mamba-2's convolution, dt bias, A, D and gated norm: parameters no matmul uses."""
 
     @property
     def total(self) -> float:
-        return self.attention + self.mlp_dense + self.mlp_routed + self.router + self.norms
+        return (
+            self.attention
+            + self.mlp_dense
+            + self.mlp_routed
+            + self.router
+            + self.norms
+            + self.mixer_other
+        )
 
 
 def _ffn_matrices(model: ModelSpec) -> int:
@@ -69,36 +128,78 @@ def ffn_params(model: ModelSpec, ffn_hidden: int) -> float:
 
 def is_moe_layer(model: ModelSpec, index: int) -> bool:
     """Layer ``index`` (0-based) is a mixture-of-experts layer."""
+    if model.layer_pattern:
+        return model.layer_pattern[index] == "E"
     if not model.is_moe or index < model.first_dense_layers:
         return False
     return (index - model.first_dense_layers) % max(model.moe_layer_freq, 1) == 0
 
 
-def layer_params(model: ModelSpec, moe: bool) -> LayerParams:
-    """Parameters of one layer; ``moe`` selects the expert layout."""
-    norms = 2 * _norm_params(model, model.hidden)
-    attention = attention_params(model)
-    if not moe:
+def mamba_inner(model: ModelSpec) -> int:
+    """Mamba-2's inner width h P (``expand`` x D in the configs that state it)."""
+    return model.mamba_heads * model.mamba_head_dim
+
+
+def mamba_in_proj_width(model: ModelSpec) -> int:
+    """Output width of Mamba-2's input projection: z and x (h P each), B and C (G N each) and
+    the per-head dt (Dao & Gu 2024, Sec. 7.1; Megatron-Core ``MambaMixer.in_proj``)."""
+    groups_state = model.mamba_groups * model.mamba_state
+    return 2 * mamba_inner(model) + 2 * groups_state + model.mamba_heads
+
+
+def mamba_params(model: ModelSpec) -> tuple[float, float]:
+    """One Mamba-2 mixer's matmul parameters (input and output projections) and the others:
+    the depthwise convolution over x, B and C with its bias, dt bias, A and D per head, and
+    the gated RMSNorm over the inner width."""
+    inner = mamba_inner(model)
+    matmul = float(model.hidden * mamba_in_proj_width(model) + inner * model.hidden)
+    conv_channels = inner + 2 * model.mamba_groups * model.mamba_state
+    other = float(conv_channels * (model.mamba_conv_kernel + 1) + 3 * model.mamba_heads + inner)
+    return matmul, other
+
+
+def kind_ffn_width(model: ModelSpec, kind: LayerKind) -> float:
+    """Width of a layer's dense FFN: the MLP's, an MoE layer's shared experts', 0 for none."""
+    if kind.ffn == "moe":
+        return float(model.shared_experts * model.expert_ffn_hidden)
+    return float(model.ffn_hidden) if kind.ffn == "dense" else 0.0
+
+
+def kind_params(model: ModelSpec, kind: LayerKind) -> LayerParams:
+    """Parameters of one layer of the given kind (one pre-norm per block it holds)."""
+    blocks = (kind.mixer != "") + (kind.ffn != "")
+    norms = blocks * _norm_params(model, model.hidden)
+    mixer, other = 0.0, 0.0
+    if kind.mixer == "attention":
+        mixer = attention_params(model)
+    elif kind.mixer == "mamba":
+        mixer, other = mamba_params(model)
+    if kind.ffn == "moe":
+        expert = ffn_params(model, model.expert_ffn_hidden)
         return LayerParams(
-            attention=attention,
-            mlp_dense=ffn_params(model, model.ffn_hidden),
-            mlp_routed=0.0,
-            router=0.0,
+            attention=mixer,
+            mlp_dense=model.shared_experts * expert,
+            mlp_routed=model.routed_experts * expert,
+            router=float(model.hidden * model.routed_experts),
             norms=norms,
+            mixer_other=other,
         )
-    expert = ffn_params(model, model.expert_ffn_hidden)
+    mlp = ffn_params(model, model.ffn_hidden) if kind.ffn == "dense" else 0.0
     return LayerParams(
-        attention=attention,
-        mlp_dense=model.shared_experts * expert,
-        mlp_routed=model.routed_experts * expert,
-        router=float(model.hidden * model.routed_experts),
-        norms=norms,
+        attention=mixer, mlp_dense=mlp, mlp_routed=0.0, router=0.0, norms=norms, mixer_other=other
     )
+
+
+def layer_params(model: ModelSpec, moe: bool) -> LayerParams:
+    """Parameters of one transformer layer; ``moe`` selects the expert layout."""
+    return kind_params(model, MOE if moe else DENSE)
 
 
 def num_moe_layers(model: ModelSpec) -> int:
     """Layers for which :func:`is_moe_layer` holds: every ``moe_layer_freq``-th layer after the
-    dense ones, counted in closed form."""
+    dense ones, counted in closed form (a hybrid model's ``E`` layers)."""
+    if model.layer_pattern:
+        return model.layer_pattern.count("E")
     if not model.is_moe or model.layers <= model.first_dense_layers:
         return 0
     return -(-(model.layers - model.first_dense_layers) // max(model.moe_layer_freq, 1))
@@ -116,35 +217,59 @@ def embedding_params(model: ModelSpec) -> float:
 
 def param_count(model: ModelSpec) -> float:
     """Total parameters (multi-token-prediction modules excluded, as DeepSeek-V3's 671B does)."""
-    n_moe = num_moe_layers(model)
-    dense = layer_params(model, moe=False).total * (model.layers - n_moe)
-    sparse = layer_params(model, moe=True).total * n_moe if n_moe else 0.0
-    return dense + sparse + embedding_params(model) + _norm_params(model, model.hidden)
+    layers = sum(kind_params(model, k).total * n for k, n in kind_counts(model).items())
+    return layers + embedding_params(model) + _norm_params(model, model.hidden)
 
 
 def active_param_count(model: ModelSpec) -> float:
     """Parameters a token passes through: routed experts count only ``top_k`` of them."""
     if not model.is_moe:
         return param_count(model)
-    moe = layer_params(model, moe=True)
-    inactive = moe.mlp_routed * (1.0 - model.top_k / model.routed_experts)
-    return param_count(model) - inactive * num_moe_layers(model)
+    inactive = 0.0
+    for kind, n in kind_counts(model).items():
+        if kind.ffn == "moe":
+            routed = kind_params(model, kind).mlp_routed
+            inactive += n * routed * (1.0 - model.top_k / model.routed_experts)
+    return param_count(model) - inactive
+
+
+def kind_matmul_params(model: ModelSpec, kind: LayerKind) -> float:
+    """Weights one token's forward multiplies by in a layer of the given kind: the mixer's
+    projections, the dense FFN or shared experts, ``top_k`` routed experts and the router."""
+    params = kind_params(model, kind)
+    routed = params.mlp_routed * model.top_k / model.routed_experts if model.is_moe else 0.0
+    return params.attention + params.mlp_dense + routed + params.router
 
 
 def matmul_flop_per_token(model: ModelSpec) -> float:
     """Forward FLOPs per token in weight matmuls: 2 x active matmul parameters + 2*D*V logits.
 
-    Norms, biases and the input embedding lookup do no matmul work.
+    Norms, biases, Mamba-2's convolution and the input embedding lookup do no matmul work.
     """
-    n_moe = num_moe_layers(model)
-    dense = layer_params(model, moe=False)
-    per_dense = dense.attention + dense.mlp_dense
-    active = per_dense * (model.layers - n_moe)
-    if n_moe:
-        moe = layer_params(model, moe=True)
-        routed_active = moe.mlp_routed * model.top_k / model.routed_experts
-        active += (moe.attention + moe.mlp_dense + routed_active + moe.router) * n_moe
+    active = sum(kind_matmul_params(model, k) * n for k, n in kind_counts(model).items())
     return 2.0 * active + 2.0 * model.hidden * model.vocab
+
+
+def attention_layers(model: ModelSpec) -> int:
+    """Layers with self-attention: all of a transformer's, the ``*`` of a hybrid pattern."""
+    return sum(n for kind, n in kind_counts(model).items() if kind.mixer == "attention")
+
+
+def mamba_layers(model: ModelSpec) -> int:
+    """Mamba-2 layers (``M`` of a hybrid pattern)."""
+    return sum(n for kind, n in kind_counts(model).items() if kind.mixer == "mamba")
+
+
+def ssd_flop_per_token(model: ModelSpec, seq_len: int) -> float:
+    """Forward FLOPs per token of one Mamba-2 layer's state-space core by the SSD algorithm
+    (Dao & Gu 2024, Sec. 6), chunks of Q = min(chunk, s) tokens: within a chunk C B^T (2 Q N
+    per group) and its product with x (2 Q P per head); the chunk's final states B^T x and the
+    outputs from the states entering it (2 N P per head each)."""
+    if not model.mamba_heads:
+        return 0.0
+    q = float(min(model.mamba_chunk, seq_len))
+    p, n = float(model.mamba_head_dim), float(model.mamba_state)
+    return model.mamba_heads * (2.0 * q * p + 4.0 * n * p) + model.mamba_groups * 2.0 * q * n
 
 
 def attention_flop_per_token(model: ModelSpec, seq_len: int, causal_half: bool) -> float:
@@ -163,7 +288,7 @@ def attention_flop_per_token(model: ModelSpec, seq_len: int, causal_half: bool) 
         d_v = model.v_head_dim
     else:
         d_qk = d_v = model.head_size
-    flop = 2.0 * span * model.heads * (d_qk + d_v) * model.layers
+    flop = 2.0 * span * model.heads * (d_qk + d_v) * attention_layers(model)
     return flop * (0.5 if causal_half else 1.0)
 
 
@@ -171,7 +296,8 @@ def model_flop_per_token(model: ModelSpec, seq_len: int) -> float:
     """Model FLOPs per trained token (forward + backward = 3x forward), the MFU numerator.
 
     Megatron's convention (Narayanan et al. SC'21, eq. 3): weight matmuls plus the full s x s
-    attention products, no recomputation.
+    attention products, no recomputation; a hybrid model adds its Mamba-2 layers' SSD products.
     """
     forward = matmul_flop_per_token(model) + attention_flop_per_token(model, seq_len, False)
+    forward += mamba_layers(model) * ssd_flop_per_token(model, seq_len)
     return 3.0 * forward

@@ -83,11 +83,7 @@ def _hf_int(cfg: dict[str, Any], *names: str, default: int | None = None, where:
         return int(value)
     if default is None:
         raise SpecError(
-            names[0],
-            None,
-            "required: config.json needs hidden_size, num_attention_heads, "
-            "num_hidden_layers and vocab_size",
-            where=where,
+            names[0], None, f"required: config.json needs {' or '.join(names)}", where=where
         )
     return default
 
@@ -150,13 +146,46 @@ def _sliding_window(cfg: dict[str, Any], layers: int, window: int) -> tuple[int,
 
 NON_TRANSFORMER_TYPES = frozenset(
     {
-        "mamba", "mamba2", "falcon_mamba", "jamba", "zamba", "zamba2", "bamba", "nemotron_h",
-        "falcon_h1", "granitemoehybrid", "rwkv", "rwkv7", "recurrent_gemma", "qwen3_next",
+        "mamba", "mamba2", "falcon_mamba", "jamba", "zamba", "zamba2", "bamba", "falcon_h1",
+        "granitemoehybrid", "rwkv", "rwkv7", "recurrent_gemma", "qwen3_next",
         "lfm2", "xlstm", "minimax", "minimax_m1",
     }
 )  # fmt: skip
-"""Model types with state-space, recurrent or linear-attention layers, which the step model's
-transformer layer does not describe: refused rather than modelled as attention layers."""
+"""Model types with state-space, recurrent or linear-attention layers the step model does not
+describe (it models Mamba-2 blocks laid out as ``nemotron_h`` configs lay them out): refused
+rather than modelled as attention layers."""
+
+_BLOCK_TYPES = {"mamba": "M", "attention": "*", "mlp": "-", "moe": "E"}
+"""``layers_block_type`` entries of a ``nemotron_h`` config and their pattern characters."""
+
+
+def _hybrid_pattern(cfg: dict[str, Any], layers: int, where: str) -> str:
+    """A ``nemotron_h`` config's layer pattern: ``hybrid_override_pattern`` (Nemotron-H,
+    Nemotron 3), or the ``layers_block_type`` list later configs write instead."""
+    pattern = cfg.get("hybrid_override_pattern")
+    blocks = cfg.get("layers_block_type")
+    if pattern is None and isinstance(blocks, list):
+        unknown = [b for b in blocks if b not in _BLOCK_TYPES]
+        if unknown:
+            raise SpecError(
+                "layers_block_type", unknown[0], f"one of {', '.join(_BLOCK_TYPES)}", where=where
+            )
+        pattern = "".join(_BLOCK_TYPES[b] for b in blocks)
+    if not isinstance(pattern, str) or not pattern:
+        raise SpecError(
+            "hybrid_override_pattern",
+            pattern,
+            "a string of M, *, - and E characters, one per layer (or layers_block_type)",
+            where=where,
+        )
+    if len(pattern) != layers:
+        raise SpecError(
+            "hybrid_override_pattern",
+            pattern,
+            f"one character per layer: num_hidden_layers is {layers}",
+            where=where,
+        )
+    return pattern
 
 
 NON_DECODER_TYPES = frozenset(
@@ -215,11 +244,30 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         )
     hidden = num("hidden_size", "n_embd", "d_model")
     heads = num("num_attention_heads", "n_head", "n_heads")
-    layers = num("num_hidden_layers", "n_layer", "n_layers")
+    hybrid = model_type == "nemotron_h"
+    if (
+        hybrid
+        and cfg.get("num_hidden_layers") is None
+        and isinstance(cfg.get("layers_block_type"), list)
+    ):
+        layers = len(cfg["layers_block_type"])
+    else:
+        layers = num("num_hidden_layers", "n_layer", "n_layers")
     vocab = num("vocab_size")
-    act = str(_hf_get(cfg, "hidden_act", "activation_function", default="silu"))
-    if model_type in GATED_MLP_TYPES:
-        activation: str | None = "swiglu"
+    act = str(_hf_get(cfg, "mlp_hidden_act", "hidden_act", "activation_function", default="silu"))
+    if hybrid and cfg.get("moe_latent_size"):
+        raise SpecError(
+            "moe_latent_size",
+            cfg["moe_latent_size"],
+            "absent: experts that work in a projected latent width (Nemotron 3 Super's "
+            "LatentMoE) are not modelled",
+            where=where,
+        )
+    pattern = _hybrid_pattern(cfg, layers, where) if hybrid else ""
+    if hybrid:
+        activation: str | None = _ACTIVATIONS.get(act)
+    elif model_type in GATED_MLP_TYPES:
+        activation = "swiglu"
     elif model_type in UNGATED_MLP_TYPES:
         activation = "relu" if act == "relu" else "gelu"
     else:
@@ -259,8 +307,12 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         expert_ffn = ffn_hidden
         ffn_hidden = num("intermediate_size_mlp")
         shared = shared or 1
-    shared_width = num("shared_expert_intermediate_size", default=0)
-    if not shared and shared_width and expert_ffn:
+    shared_width = num(
+        "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", default=0
+    )
+    if shared_width and expert_ffn and (not shared or shared * expert_ffn != shared_width):
+        # One shared expert of a multiple of the routed experts' width (Nemotron 3: one of
+        # twice it) counts as that many experts of the routed width: the same weights and FLOPs.
         shared = shared_width // expert_ffn
     first_dense = num("first_k_dense_replace", "moe_layer_start_index", default=0)
     dense_layers = cfg.get("mlp_only_layers")
@@ -320,7 +372,25 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         mtp_layers=num("num_nextn_predict_layers", default=0),
         sliding_window=window,
         full_attention_layers=full_layers,
+        **(_mamba_fields(cfg, num, pattern) if hybrid else {}),
     )
+
+
+def _mamba_fields(cfg: dict[str, Any], num: Any, pattern: str) -> dict[str, Any]:
+    """The Mamba-2 fields of a ``nemotron_h`` config (``mamba_num_heads``, ``mamba_head_dim``,
+    ``ssm_state_size``, ``n_groups``, ``conv_kernel``, ``chunk_size``) with its layer
+    pattern."""
+    if "M" not in pattern:
+        return {"layer_pattern": pattern}
+    return {
+        "layer_pattern": pattern,
+        "mamba_heads": num("mamba_num_heads"),
+        "mamba_head_dim": num("mamba_head_dim"),
+        "mamba_state": num("ssm_state_size"),
+        "mamba_groups": num("n_groups", "mamba_n_groups", "mamba_num_groups", default=1),
+        "mamba_conv_kernel": num("conv_kernel", default=4),
+        "mamba_chunk": num("chunk_size", default=128),
+    }
 
 
 def _moe_layer_freq(cfg: dict[str, Any], num: Any) -> int:

@@ -17,6 +17,7 @@ from scalewall.perf.layers import host_issue_s
 from scalewall.perf.step import step_model
 from scalewall.plan.plan import ParallelPlan
 from scalewall.validation.runs import case_stack
+from scalewall.workload.counts import MOE
 
 EFF = Efficiency()
 
@@ -48,19 +49,19 @@ def test_issue_time_counts_attention_moe_and_local_experts() -> None:
     batch = PlanBatch.from_plans(model, [_plan()])
 
     def ops(scope: str) -> float:
-        issue = host_issue_s(model, batch, EFF, Stack(cuda_graphs=scope), True)
+        issue = host_issue_s(model, batch, EFF, Stack(cuda_graphs=scope), MOE)
         return float(issue[0]) / EFF.host.host_op_s
 
     assert ops("none") == pytest.approx(152)
     assert ops("router") == pytest.approx(136)
     assert ops("attention") == pytest.approx(100)
     for scope in ("layer", "full"):
-        assert float(host_issue_s(model, batch, EFF, Stack(cuda_graphs=scope), True)[0]) == 0.0
+        assert float(host_issue_s(model, batch, EFF, Stack(cuda_graphs=scope), MOE)[0]) == 0.0
     # EP 64 leaves 4 local experts: 24 + 12 + 40 + 8 + 12 = 96.
     wide = PlanBatch.from_plans(
         model, [_plan(pp=4, dp=64, ep=64, first_stage_layers=15, last_stage_layers=14)]
     )
-    assert float(host_issue_s(model, wide, EFF, Stack(), True)[0]) == pytest.approx(
+    assert float(host_issue_s(model, wide, EFF, Stack(), MOE)[0]) == pytest.approx(
         96 * EFF.host.host_op_s
     )
 
@@ -170,11 +171,11 @@ def test_dropless_host_sync_exposes_the_issue_time_after_it() -> None:
     assert float(post_sync_host_s(model, batch, EFF, graphed)[0]) == pytest.approx(
         56 * EFF.host.host_op_s
     )
-    synced = layer_times(model, cluster, batch, dev, EFF, graphed, True)
+    synced = layer_times(model, cluster, batch, dev, EFF, graphed, MOE)
     free = dataclasses.replace(graphed, moe_host_sync=False)
-    unsynced = layer_times(model, cluster, batch, dev, EFF, free, True)
+    unsynced = layer_times(model, cluster, batch, dev, EFF, free, MOE)
     assert float(unsynced.fwd_host[0]) == 0.0
     assert float(synced.fwd_host[0]) > 0.0
     assert np.array_equal(synced.bwd_host, unsynced.bwd_host)
     padded = dataclasses.replace(graphed, moe_capacity_factor=1.0)
-    assert float(layer_times(model, cluster, batch, dev, EFF, padded, True).fwd_host[0]) == 0.0
+    assert float(layer_times(model, cluster, batch, dev, EFF, padded, MOE).fwd_host[0]) == 0.0

@@ -1,0 +1,74 @@
+"""The step model on hybrid Mamba-2 models: layer kinds per pipeline stage, one tensor-parallel
+collective pair per block, Mamba-2 memory, and a whole estimate end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scalewall.api import estimate
+from scalewall.catalog.schema import ModelSpec
+from scalewall.cluster import resolve_cluster
+from scalewall.perf.assumptions import Efficiency, Stack
+from scalewall.perf.batch import PlanBatch
+from scalewall.perf.compute import Device
+from scalewall.perf.layers import layer_times
+from scalewall.perf.moe import stage_layer_mix
+from scalewall.plan.plan import ParallelPlan
+from scalewall.workload import counts
+from scalewall.workload.user import model_from_hf_config
+
+CONFIGS = json.loads((Path(__file__).parents[2] / "data" / "hybrid_configs.json").read_text())
+NANO = CONFIGS["nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"]
+H8B = CONFIGS["nvidia/Nemotron-H-8B-Base-8K"]
+EFF = Efficiency()
+
+
+def _batch(model: ModelSpec, plan: ParallelPlan) -> PlanBatch:
+    return PlanBatch.from_plans(model, [plan])
+
+
+@pytest.mark.parametrize("pp", [1, 2, 4, 13])
+def test_stages_hold_every_layer_of_each_kind(pp: int) -> None:
+    model = model_from_hf_config(NANO, "nano.json")
+    plan = ParallelPlan(tp=1, pp=pp, dp=1, global_batch=64, seq_len=4096, micro_batch=1)
+    batch = _batch(model, plan)
+    mix = stage_layer_mix(model, batch)
+    for kind, total in counts.kind_counts(model).items():
+        if pp == 1:
+            assert float(mix["last"][kind][0]) == total
+            continue
+        middle = float(mix["middle"][kind][0]) * (pp - 2)
+        held = float(mix["first"][kind][0]) + float(mix["last"][kind][0]) + middle
+        # The busiest middle stage stands for every middle stage: within one layer a stage.
+        assert abs(held - total) <= max(pp - 2, 0)
+    assert sum(float(v[0]) for v in mix["first"].values()) == float(batch.layers_first[0])
+
+
+def test_each_block_has_one_tensor_parallel_collective_pair() -> None:
+    model = model_from_hf_config(H8B, "h8b.json")
+    cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=8)
+    plan = ParallelPlan(tp=8, pp=1, dp=1, global_batch=8, seq_len=8192, micro_batch=1)
+    batch = _batch(model, plan)
+    dev = Device.of(cluster.accelerator, batch.precision, EFF)
+    stack = Stack(tp_comm_overlap_frac=0.0)
+    mamba = layer_times(model, cluster, batch, dev, EFF, stack, counts.MAMBA)
+    mlp = layer_times(model, cluster, batch, dev, EFF, stack, counts.MLP)
+    both = layer_times(model, cluster, batch, dev, EFF, stack, counts.DENSE)
+    assert mamba.fwd_tp[0] == pytest.approx(mlp.fwd_tp[0])
+    assert both.fwd_tp[0] == pytest.approx(2.0 * mlp.fwd_tp[0])
+    assert mamba.fwd_compute[0] > 0.0 and mamba.fwd_cp[0] == 0.0
+
+
+def test_a_hybrid_estimate_runs_end_to_end() -> None:
+    model = model_from_hf_config(NANO, "nano.json")
+    plan = ParallelPlan(
+        tp=1, pp=2, dp=16, ep=8, global_batch=256, seq_len=4096, micro_batch=1, zero=1
+    )
+    result = estimate(model, resolve_cluster(gpu="h100-sxm-80gb", gpus=32), plan)
+    assert result.fits
+    assert 0.05 < result.mfu < 0.7
+    assert np.isclose(sum(result.breakdown_s.values()), result.step_time_s)

@@ -1,0 +1,85 @@
+"""Hybrid Mamba-2 models (``nemotron_h`` configs): the layer pattern, parameter counts against
+the published totals, and the errors for what is not modelled."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scalewall.catalog.schema import ModelSpec
+from scalewall.errors import SpecError
+from scalewall.workload import counts
+from scalewall.workload.user import model_from_hf_config
+
+NANO_PATTERN = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"
+CONFIGS: dict[str, dict[str, Any]] = json.loads(
+    (Path(__file__).parents[2] / "data" / "hybrid_configs.json").read_text()
+)
+"""Each model's own config.json on the HuggingFace Hub (the fields that shape the model)."""
+NANO = CONFIGS["nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"]
+H8B = CONFIGS["nvidia/Nemotron-H-8B-Base-8K"]
+
+
+def test_nemotron_3_nano_counts_as_published() -> None:
+    """The model card: 31.6B total, 3.2B active, 3.6B active with the embeddings."""
+    model = model_from_hf_config(NANO, "nano.json")
+    assert model.layer_pattern == NANO_PATTERN
+    assert model.activation == "relu"  # squared ReLU: two matrices, not gated
+    assert model.shared_experts == 2  # one shared expert of twice the routed width
+    assert counts.param_count(model) == pytest.approx(31.6e9, rel=0.005)
+    active = counts.active_param_count(model)
+    assert active == pytest.approx(3.6e9, rel=0.01)
+    assert active - model.vocab * model.hidden == pytest.approx(3.2e9, rel=0.02)
+    assert counts.kind_counts(model) == {counts.MAMBA: 23, counts.ATTENTION: 6, counts.MOE_FFN: 23}
+
+
+def test_nemotron_h_8b_counts_8b() -> None:
+    """Nemotron-H 8B (arXiv 2504.03624): 24 Mamba-2, 4 attention and 24 MLP layers."""
+    model = model_from_hf_config(H8B, "h8b.json")
+    assert counts.kind_counts(model) == {counts.MAMBA: 24, counts.ATTENTION: 4, counts.MLP: 24}
+    assert counts.param_count(model) == pytest.approx(8.1e9, rel=0.01)
+    assert not model.is_moe
+    # Attention products in the 4 attention layers only.
+    dense = counts.attention_flop_per_token(model, 8192, causal_half=False)
+    assert dense == pytest.approx(2.0 * 8192 * 32 * 256 * 4)
+
+
+def test_block_type_list_reads_as_the_pattern() -> None:
+    blocks = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+    listed = {k: v for k, v in NANO.items() if k != "hybrid_override_pattern"}
+    listed["layers_block_type"] = [blocks[c] for c in NANO_PATTERN]
+    assert model_from_hf_config(listed, "x.json").layer_pattern == NANO_PATTERN
+
+
+def test_latent_experts_are_refused_by_name() -> None:
+    with pytest.raises(SpecError, match="moe_latent_size"):
+        model_from_hf_config({**NANO, "moe_latent_size": 1024}, "super.json")
+
+
+def test_a_pattern_of_the_wrong_length_is_refused() -> None:
+    with pytest.raises(SpecError, match="hybrid_override_pattern"):
+        model_from_hf_config({**NANO, "num_hidden_layers": 50}, "x.json")
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"layer_pattern": "MX*-"}, "layer_pattern"),
+        ({"layer_pattern": "M*-"}, "layer_pattern"),
+        ({"layer_pattern": "M*-E"}, "routed_experts"),
+        ({"mamba_heads": 0}, "mamba_heads"),
+        ({"mamba_groups": 3}, "mamba_groups"),
+        ({"first_dense_layers": 1}, "first_dense_layers"),
+    ],
+)
+def test_model_spec_checks_the_pattern(changes: dict[str, Any], field: str) -> None:
+    base: dict[str, Any] = dict(
+        id="h", name="h", layers=4, hidden=256, heads=4, kv_heads=4, ffn_hidden=512,
+        vocab=1000, activation="relu", source="test", layer_pattern="M*-M",
+        mamba_heads=8, mamba_head_dim=64, mamba_state=16, mamba_groups=2,
+    )  # fmt: skip
+    with pytest.raises(SpecError, match=field):
+        ModelSpec(**{**base, **changes})
