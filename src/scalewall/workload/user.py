@@ -352,7 +352,8 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         tied_embeddings=bool(tied),
         position_embedding=position,
         max_seq_len=num("max_position_embeddings", "n_positions", "max_seq_len", default=2048),
-        norm="rmsnorm" if "rms_norm_eps" in cfg else "layernorm",
+        # Nemotron-H writes its RMSNorm's epsilon as ``layer_norm_epsilon`` (Megatron-Core's name).
+        norm="rmsnorm" if "rms_norm_eps" in cfg or hybrid else "layernorm",
         linear_bias=model_type in BIASED_LINEAR_TYPES,
         routed_experts=routed,
         shared_experts=shared,
