@@ -197,6 +197,11 @@ class ModelSpec:
     first_dense_layers: int = 0
     moe_layer_freq: int = 1
     """Every n-th layer after the dense ones is MoE (1: all)."""
+    moe_latent: int = 0
+    """Width the routed experts work in (LatentMoE, Nemotron 3 Super's ``moe_latent_size``):
+    each MoE layer projects its tokens from ``hidden`` down to this width before the dispatch
+    and back up after the combine, so the experts' matrices and the all-to-all are this wide;
+    the router and the shared experts see the hidden width. 0: the hidden width."""
     router_groups: int = 0
     """Group-limited routing (DeepSeek-V2/V3 ``n_group``, Megatron-Core
     ``moe_router_num_groups``): the routed experts form this many equal groups, in expert (and
@@ -333,7 +338,7 @@ class ModelSpec:
                     f"must divide the {self.mamba_heads} Mamba heads",
                     where=where,
                 )
-        for name in ("first_dense_layers", "mtp_layers", "sliding_window"):
+        for name in ("first_dense_layers", "sliding_window"):
             if getattr(self, name):
                 raise SpecError(
                     name, getattr(self, name), "0 for a hybrid model (layer_pattern)", where=where
@@ -395,6 +400,7 @@ _MODEL_NON_NEGATIVE = (
     "mtp_layers",
     "sliding_window",
     "full_attention_layers",
+    "moe_latent",
     "mamba_heads",
     "mamba_head_dim",
     "mamba_state",

@@ -162,6 +162,10 @@ def layer_times(
         shapes += mamba_linears(model, tp)
     if ffn > 0:
         shapes += [(up_width / tp, hidden), (hidden, ffn / tp)]
+    if moe_layer and model.moe_latent:
+        # LatentMoE's projections to and from the experts' width, on the layer's tokens.
+        latent = float(model.moe_latent)
+        shapes += [(latent / tp, hidden), (hidden, latent / tp)]
     zero = np.zeros_like(tokens)
     if shapes:
         # All linears of the layer in one call: one row per linear, one column per plan.
@@ -527,7 +531,12 @@ def distinct_layer_times(
     head = head_times(model, sub, dev, eff, stack)
     mtp = None
     if model.mtp_layers:
-        mtp_layer = kinds.get(counts.MOE) or kinds[counts.DENSE]
+        # A module's block is attention and an MoE (or dense) FFN, in a hybrid model too
+        # (Nemotron 3's ``mtp_hybrid_override_pattern`` "*E").
+        mtp_kind = counts.MOE if model.is_moe else counts.DENSE
+        mtp_layer = kinds.get(mtp_kind) or layer_times(
+            model, cluster, sub, dev, eff, stack, mtp_kind
+        )
         mtp = spread_pair(mtp_times(model, sub, dev, eff, mtp_layer, head))
     return DistinctTimes(
         layers={kind: spread(times) for kind, times in kinds.items()},

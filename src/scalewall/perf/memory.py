@@ -108,6 +108,10 @@ def activation_bytes_per_layer(
         replicated += ACT_BYTES * latents
     ffn = counts.kind_ffn_width(model, kind)
     ffn_acts = moe.ffn_activation_elements(model) * ffn
+    if kind.ffn == "moe" and model.moe_latent:
+        # LatentMoE: the up projection's input, the combined latent (its down projection's
+        # input is the block's normed input, counted above).
+        ffn_acts = ffn_acts + ACT_BYTES * model.moe_latent
     qkvo = model.heads * (d_qk + d_v) + model.kv_heads * (d_qk + d_v) if attention else 0.0
     sharded: FloatArray | float = 2.0 * qkvo
     if model.kv_lora_rank and attention and stack.recompute_mla_up_proj:
@@ -161,7 +165,10 @@ def stage_activations(
     for name, mix in moe.stage_layer_mix(model, p).items():
         out[name] = sum((n * per_kind[kind] for kind, n in mix.items()), np.zeros_like(p.tp))
     if model.mtp_layers:
-        mtp = per_kind[counts.MOE] if model.is_moe else per_kind[counts.DENSE]
+        mtp_kind = counts.MOE if model.is_moe else counts.DENSE
+        mtp = per_kind.get(mtp_kind)
+        if mtp is None:  # a hybrid model: its module's block is attention and an FFN
+            mtp = activation_bytes_per_layer(model, p, stack, fp8, mtp_kind)
         out["last"] = out["last"] + model.mtp_layers * mtp
     return out
 

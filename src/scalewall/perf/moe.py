@@ -169,8 +169,9 @@ def routed_expert_times(
     model: ModelSpec, p: PlanBatch, dev: Device, eff: Efficiency, stack: Stack, tokens: FloatArray
 ) -> RoutedTimes:
     """Grouped GEMMs of the E/ep local experts (up and down projections) with f x the mean
-    tokens each, on the tile/wave model of ``grouped_gemm_time_s``."""
-    hidden = float(model.hidden)
+    tokens each, on the tile/wave model of ``grouped_gemm_time_s``; their input and output
+    are ``counts.expert_width_in`` wide."""
+    hidden = float(counts.expert_width_in(model))
     width = model.expert_ffn_hidden / p.etp
     up = width * swiglu_factor(model)
     local = model.routed_experts / p.ep
@@ -203,7 +204,7 @@ def local_expert_weights(model: ModelSpec, p: PlanBatch) -> FloatArray:
     ``routed_experts / ep`` experts' up (gated: gate and up) and down projections, split over
     ``etp``."""
     width = model.expert_ffn_hidden / p.etp
-    per_expert = (width * swiglu_factor(model) + width) * model.hidden
+    per_expert = (width * swiglu_factor(model) + width) * counts.expert_width_in(model)
     result: FloatArray = model.routed_experts / p.ep * per_expert
     return result
 
@@ -220,8 +221,9 @@ def expert_comm_times(
     ``moe_dispatch_bytes``, combine) and backward (the two reversed, in BF16 gradients).
 
     Each GPU sends its T etp / tp tokens, k copies each, over the EP group, whose ranks lie
-    ``etp`` apart in rank order; ``expert_alltoall_time_s`` places it on the tiers."""
-    sent = tokens * p.etp / p.tp * model.hidden
+    ``etp`` apart in rank order; ``expert_alltoall_time_s`` places it on the tiers. A token
+    is ``counts.expert_width_in`` wide (LatentMoE dispatches its latent)."""
+    sent = tokens * p.etp / p.tp * counts.expert_width_in(model)
 
     def a2a(bytes_per_element: float) -> FloatArray:
         return coll.expert_alltoall_time_s(
@@ -253,7 +255,7 @@ def expert_tp_comm_time(
     before the up projection and reduce-scatter the partial outputs after the down projection
     (backward the same reversed)."""
     copies = tokens_per_expert(model, p, tokens) * model.routed_experts / p.ep
-    message = copies * load_factor(stack) * model.hidden * ACT_BYTES
+    message = copies * load_factor(stack) * counts.expert_width_in(model) * ACT_BYTES
     one = np.ones_like(tokens)
     result: FloatArray = 2.0 * coll.reduce_scatter_time_s(cluster, eff, p.etp, one, message)
     return result
@@ -273,11 +275,12 @@ def routed_activation_bytes(
     no expert output."""
     copies = tokens_per_expert(model, p, tokens) * model.routed_experts / p.ep * load_factor(stack)
     width = model.expert_ffn_hidden / p.etp
-    per_copy = 2.0 * ACT_BYTES * model.hidden + ffn_activation_elements(model) * width
-    saved = np.where(fp8, model.hidden + width, 0.0)
+    wide = float(counts.expert_width_in(model))
+    per_copy = 2.0 * ACT_BYTES * wide + ffn_activation_elements(model) * width
+    saved = np.where(fp8, wide + width, 0.0)
     result: FloatArray = copies * (per_copy - saved)
     if stack.recompute_moe_act:
         act_inputs = (ffn_activation_elements(model) - 2.0) / 2.0 * width
-        lean = copies * (model.hidden + act_inputs) * np.where(fp8, 1.0, ACT_BYTES)
+        lean = copies * (wide + act_inputs) * np.where(fp8, 1.0, ACT_BYTES)
         result = np.where(p.recompute == RECOMPUTE["selective"], lean, result)
     return result

@@ -120,10 +120,12 @@ def attention_params(model: ModelSpec) -> float:
     return float(qkv + out + bias)
 
 
-def ffn_params(model: ModelSpec, ffn_hidden: int) -> float:
-    """One FFN block of width ``ffn_hidden`` (2 matrices for GeLU, 3 for SwiGLU)."""
-    bias = (ffn_hidden * (_ffn_matrices(model) - 1) + model.hidden) if model.linear_bias else 0
-    return float(_ffn_matrices(model) * model.hidden * ffn_hidden + bias)
+def ffn_params(model: ModelSpec, ffn_hidden: int, width: int = 0) -> float:
+    """One FFN block of width ``ffn_hidden`` (2 matrices for GeLU, 3 for SwiGLU) between
+    ``width`` wide input and output (0: the hidden width)."""
+    width = width or model.hidden
+    bias = (ffn_hidden * (_ffn_matrices(model) - 1) + width) if model.linear_bias else 0
+    return float(_ffn_matrices(model) * width * ffn_hidden + bias)
 
 
 def is_moe_layer(model: ModelSpec, index: int) -> bool:
@@ -158,6 +160,24 @@ def mamba_params(model: ModelSpec) -> tuple[float, float]:
     return matmul, other
 
 
+def expert_width_in(model: ModelSpec) -> int:
+    """Width of a routed expert's input and output: the hidden width, or LatentMoE's latent
+    width (``ModelSpec.moe_latent``)."""
+    return model.moe_latent or model.hidden
+
+
+def routed_expert_params(model: ModelSpec) -> float:
+    """One routed expert's weights: 2 or 3 matrices between its input width
+    (``expert_width_in``) and ``expert_ffn_hidden``."""
+    return ffn_params(model, model.expert_ffn_hidden, expert_width_in(model))
+
+
+def latent_projection_params(model: ModelSpec) -> float:
+    """LatentMoE's down and up projections between the hidden and the latent width, one pair
+    per MoE layer (0 without a latent width)."""
+    return float(2 * model.hidden * model.moe_latent)
+
+
 def kind_ffn_width(model: ModelSpec, kind: LayerKind) -> float:
     """Width of a layer's dense FFN: the MLP's, an MoE layer's shared experts', 0 for none."""
     if kind.ffn == "moe":
@@ -175,11 +195,11 @@ def kind_params(model: ModelSpec, kind: LayerKind) -> LayerParams:
     elif kind.mixer == "mamba":
         mixer, other = mamba_params(model)
     if kind.ffn == "moe":
-        expert = ffn_params(model, model.expert_ffn_hidden)
+        shared = model.shared_experts * ffn_params(model, model.expert_ffn_hidden)
         return LayerParams(
             attention=mixer,
-            mlp_dense=model.shared_experts * expert,
-            mlp_routed=model.routed_experts * expert,
+            mlp_dense=shared + latent_projection_params(model),
+            mlp_routed=model.routed_experts * routed_expert_params(model),
             router=float(model.hidden * model.routed_experts),
             norms=norms,
             mixer_other=other,

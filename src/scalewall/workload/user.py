@@ -255,14 +255,6 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         layers = num("num_hidden_layers", "n_layer", "n_layers")
     vocab = num("vocab_size")
     act = str(_hf_get(cfg, "mlp_hidden_act", "hidden_act", "activation_function", default="silu"))
-    if hybrid and cfg.get("moe_latent_size"):
-        raise SpecError(
-            "moe_latent_size",
-            cfg["moe_latent_size"],
-            "absent: experts that work in a projected latent width (Nemotron 3 Super's "
-            "LatentMoE) are not modelled",
-            where=where,
-        )
     pattern = _hybrid_pattern(cfg, layers, where) if hybrid else ""
     if hybrid:
         activation: str | None = _ACTIVATIONS.get(act)
@@ -363,6 +355,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         expert_ffn_hidden=expert_ffn,
         first_dense_layers=first_dense,
         moe_layer_freq=_moe_layer_freq(cfg, num) if routed else 1,
+        moe_latent=num("moe_latent_size", default=0) if routed else 0,
         router_groups=num("n_group", default=0) if routed else 0,
         router_group_topk=num("topk_group", default=0) if routed else 0,
         q_lora_rank=num("q_lora_rank", default=0),

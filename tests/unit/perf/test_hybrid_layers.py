@@ -3,6 +3,7 @@ collective pair per block, Mamba-2 memory, and a whole estimate end to end."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -72,3 +73,20 @@ def test_a_hybrid_estimate_runs_end_to_end() -> None:
     assert result.fits
     assert 0.05 < result.mfu < 0.7
     assert np.isclose(sum(result.breakdown_s.values()), result.step_time_s)
+
+
+def test_latent_experts_dispatch_their_latent_width() -> None:
+    """LatentMoE sends each token copy at the latent width: the all-to-all moves latent/hidden
+    of the bytes the same experts at the hidden width would."""
+    from scalewall.perf.moe import expert_comm_times
+
+    model = model_from_hf_config(CONFIGS["nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16"], "s")
+    wide = dataclasses.replace(model, moe_latent=0)
+    cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=64)
+    plan = ParallelPlan(tp=1, pp=1, dp=64, ep=64, global_batch=512, seq_len=4096, micro_batch=1)
+    batch = _batch(model, plan)
+    stack = Stack()
+    tokens = batch.micro_batch * batch.seq_len
+    latent_f, _ = expert_comm_times(model, cluster, batch, EFF, stack, tokens)
+    wide_f, _ = expert_comm_times(wide, cluster, batch, EFF, stack, tokens)
+    assert 0.0 < latent_f[0] < wide_f[0] * 0.5

@@ -3,6 +3,7 @@ the published totals, and the errors for what is not modelled."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -54,11 +55,6 @@ def test_block_type_list_reads_as_the_pattern() -> None:
     assert model_from_hf_config(listed, "x.json").layer_pattern == NANO_PATTERN
 
 
-def test_latent_experts_are_refused_by_name() -> None:
-    with pytest.raises(SpecError, match="moe_latent_size"):
-        model_from_hf_config({**NANO, "moe_latent_size": 1024}, "super.json")
-
-
 def test_a_pattern_of_the_wrong_length_is_refused() -> None:
     with pytest.raises(SpecError, match="hybrid_override_pattern"):
         model_from_hf_config({**NANO, "num_hidden_layers": 50}, "x.json")
@@ -83,3 +79,17 @@ def test_model_spec_checks_the_pattern(changes: dict[str, Any], field: str) -> N
     )  # fmt: skip
     with pytest.raises(SpecError, match=field):
         ModelSpec(**{**base, **changes})
+
+
+def test_nemotron_3_super_latent_experts_count_as_published() -> None:
+    """NVIDIA's figures for Nemotron 3 Super: 120B total, 12B active. LatentMoE's experts are
+    1,024 wide (not 4,096), with a down and an up projection per MoE layer."""
+    model = model_from_hf_config(CONFIGS["nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16"], "s")
+    assert model.moe_latent == 1024
+    assert model.mtp_layers == 1
+    assert counts.param_count(model) == pytest.approx(120e9, rel=0.01)
+    active = counts.active_param_count(model) - model.vocab * model.hidden
+    assert active == pytest.approx(12e9, rel=0.03)
+    # Without the latent width the experts would be four times as large.
+    wide = counts.routed_expert_params(dataclasses.replace(model, moe_latent=0))
+    assert wide == pytest.approx(4.0 * counts.routed_expert_params(model))
