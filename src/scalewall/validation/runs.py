@@ -315,6 +315,15 @@ def amd_rocm_runs_path() -> Path:
     return _data_path("amd_rocm_runs.json")
 
 
+def nemotron_hybrid_runs_path() -> Path:
+    """NVIDIA's published pre-training throughput of the hybrid Mamba-2 models Nemotron 3 Nano
+    (30B-A3B) and Super (120B-A12B, LatentMoE): NeMo AutoModel's DGX-H100 rows and
+    Megatron-Bridge's 26.02.01, 26.04 and 26.06.01 rows on H100, B200, B300, GB200 and GB300,
+    each model stated by its config.json. Out of sample: no constant is fitted to them;
+    ``tests/validation/test_hybrid_runs.py`` holds the bounds and the misses."""
+    return _data_path("nemotron_hybrid_runs.json")
+
+
 def held_out_runs_paths() -> tuple[Path, ...]:
     """The runs files shipped in the package that no constant is fitted to: the out-of-sample
     check beside ``validate --cv source``."""
@@ -326,6 +335,7 @@ def held_out_runs_paths() -> tuple[Path, ...]:
         nemo_automodel_runs_path(),
         nemo_moe_tables_runs_path(),
         amd_rocm_runs_path(),
+        nemotron_hybrid_runs_path(),
     )
 
 

@@ -1,0 +1,63 @@
+"""Held-out hybrid Mamba-2 runs no constant is fitted to: NVIDIA's published pre-training
+throughput of Nemotron 3 Nano (30B-A3B) and Super (120B-A12B, LatentMoE), each model stated by
+its config.json, the stack by the framework's id and the plan fields the tables leave open
+left open. Every case reads, is laid out and fits; the bounds are today's measured figures
+(published step time or tokens/s, the first metric each case states), so a change that makes
+them worse fails here."""
+
+from __future__ import annotations
+
+import pytest
+
+from scalewall.validation.harness import CasePrediction, compare, predict_case
+from scalewall.validation.runs import (
+    held_out_runs_paths,
+    nemotron_hybrid_runs_path,
+    read_runs_file,
+    shipped_runs_paths,
+)
+
+MOE_BOUND = 0.20
+"""Largest |error| the project's issue asks of every MoE run."""
+
+
+@pytest.fixture(scope="module")
+def hybrid() -> list[CasePrediction]:
+    read = read_runs_file(nemotron_hybrid_runs_path())
+    assert not read.errors
+    return [predict_case(case) for case in read.cases]
+
+
+def _error(p: CasePrediction) -> float:
+    return compare(p)[0].error_frac
+
+
+def test_the_file_is_held_out() -> None:
+    path = nemotron_hybrid_runs_path()
+    assert path in held_out_runs_paths()
+    assert path not in shipped_runs_paths()
+
+
+def test_every_run_is_predicted_and_fits(hybrid: list[CasePrediction]) -> None:
+    assert len(hybrid) == 24
+    assert all(p.fits for p in hybrid)
+    assert all(p.case.model.layer_pattern for p in hybrid)
+    assert sum(p.case.model.moe_latent > 0 for p in hybrid) == 13
+
+
+def test_hybrid_error_as_measured(hybrid: list[CasePrediction]) -> None:
+    """24 rows: MAPE 21.1%, worst +39.3% (Nano on 8 GB300, 26.02.01). The GB300 rows are
+    +28% to +39% too fast, the GB200 rows -3.5% to +16.6%, AutoModel's two H100 rows +27% and
+    +29% too slow (as its Qwen3-30B-A3B row)."""
+    errors = [abs(_error(p)) for p in hybrid]
+    assert sum(errors) / len(errors) <= 0.215
+    assert max(errors) <= 0.40
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="GB300 rows +28% to +39%, B300 Nano +29% to +31%, H100 Nano +21% to +24%, "
+    "AutoModel +27% to +29% (step time): no sourced mechanism yet",
+)
+def test_hybrid_rows_within_the_moe_bound(hybrid: list[CasePrediction]) -> None:
+    assert all(abs(_error(p)) <= MOE_BOUND for p in hybrid)
