@@ -29,10 +29,11 @@ def _options(command: str) -> dict[str, Any]:
 def test_cli_option_defaults_are_the_plan_defaults(command: str) -> None:
     defaults = _options(command)
     for name, value in PLAN_DEFAULTS.fields().items():
-        if name == "global_batch" or name in STACK_PLAN_FIELDS + STACK_SPLIT_FIELDS:
+        if name in ("global_batch", "ep") or name in STACK_PLAN_FIELDS + STACK_SPLIT_FIELDS:
             # Left out (None): the resolver fills PLAN_DEFAULTS.global_batch, or the tokens;
             # the stack-dependent fields PLAN_DEFAULTS' value, or what the stack runs (the
-            # pipeline split: the stack's own where it balances it).
+            # pipeline split: the stack's own where it balances it); ep PLAN_DEFAULTS' for a
+            # dense model, an MoE model's widths together (``moe_open_widths``).
             assert defaults[name] is None, name
         else:
             assert defaults[name] == value, name
@@ -172,12 +173,13 @@ def test_cli_equals_api_on_a_small_cluster(run_cli: Callable[..., Any]) -> None:
 
 
 def test_stages_that_cannot_split_evenly_take_megatrons_split(run_cli: Callable[..., Any]) -> None:
-    """DeepSeek-V3's 61 layers on the default 4 stages, or on 16 the question names: with the
-    split left out the plan takes ``default_stage_split``, as ``validate`` does, in the CLI and
-    the API alike; a split the question gives is kept."""
+    """DeepSeek-V3's 61 layers on the stages an open question gets, or on 16 the question
+    names: with the split left out the plan takes ``default_stage_split``, as ``validate``
+    does, in the CLI and the API alike; a split the question gives is kept."""
     plan = scalewall.estimate("deepseek-v3", gpu="h100-sxm-80gb", gpus=512).plan
-    assert plan.pp == 4
-    assert (plan.first_stage_layers, plan.last_stage_layers) == default_stage_split(61, 4)
+    assert plan.pp > 1  # 61 is prime: no pp > 1 divides it
+    split = default_stage_split(61, plan.pp)
+    assert (plan.first_stage_layers, plan.last_stage_layers) == split
     assert plan.first_stage_layers > 0
     sixteen = scalewall.estimate(
         "deepseek-v3", gpu="h100-sxm-80gb", gpus=2048, plan={"pp": 16, "tp": 1, "ep": 64}
@@ -196,3 +198,26 @@ def test_stages_that_cannot_split_evenly_take_megatrons_split(run_cli: Callable[
     assert result.returncode == 0, result.stderr
     api = scalewall.estimate("deepseek-v3", gpu="h100-sxm-80gb", gpus=512).to_dict()
     assert json.loads(result.stdout) == json.loads(json.dumps(api))
+
+
+def test_an_moe_question_with_open_widths_gets_expert_parallelism(
+    run_cli: Callable[..., Any],
+) -> None:
+    """Qwen3-30B-A3B on 512 H100 with tp, pp and ep left out: before, the dense defaults
+    (tp 8, pp 4, ep 1) put every expert on every GPU at 1.5% MFU. Now the widths come from
+    the MoE candidates (tp 1 or 2, expert parallelism), the fastest that fits."""
+    args = ["--model", "qwen3-30b-a3b", "--gpu", "h100-sxm-80gb", "--gpus", "512"]
+    result = run_cli("estimate", *args, "--json")
+    assert result.returncode == 0, result.stderr
+    cli = json.loads(result.stdout)
+    api = scalewall.estimate("qwen3-30b-a3b", gpu="h100-sxm-80gb", gpus=512)
+    assert json.loads(json.dumps(api.to_dict())) == cli
+    plan = api.plan
+    assert plan.tp <= 2 and plan.ep > 1 and api.fits
+    assert api.mfu > 0.15
+    # A width the question gives is kept; the others are still chosen around it.
+    given = scalewall.estimate("qwen3-30b-a3b", gpu="h100-sxm-80gb", gpus=512, plan={"ep": 16})
+    assert given.plan.ep == 16 and given.plan.tp <= 2
+    # A dense model keeps the dense defaults.
+    dense = scalewall.estimate("llama3-70b", gpu="h100-sxm-80gb", gpus=512).plan
+    assert (dense.tp, dense.pp, dense.ep) == (PLAN_DEFAULTS.tp, PLAN_DEFAULTS.pp, 1)

@@ -88,7 +88,8 @@ TpOpt = Annotated[
     int | None,
     typer.Option(
         help=f"Tensor-parallel width (default {PLAN_DEFAULTS.tp}, or the largest of 4, 2, 1 that "
-        "divides the heads and lays out on the cluster; 1 where the stack has none)."
+        "divides the heads and lays out on the cluster; 1 where the stack has none; for an MoE "
+        "model 1 or 2, with ep)."
     ),
 ]
 PpOpt = Annotated[
@@ -104,7 +105,14 @@ VppOpt = Annotated[
 ]
 DpOpt = Annotated[int | None, typer.Option(help="Data-parallel replicas (default: fill).")]
 CpOpt = Annotated[int, typer.Option(help="Context-parallel width.")]
-EpOpt = Annotated[int, typer.Option(help="Expert-parallel width (MoE).")]
+EpOpt = Annotated[
+    int | None,
+    typer.Option(
+        help=f"Expert-parallel width (MoE; default {PLAN_DEFAULTS.ep} for a dense model). Left "
+        "out with tp or pp for an MoE model, the smallest that fits in memory with TP 1 or 2 "
+        "and the fewest stages."
+    ),
+]
 EtpOpt = Annotated[int, typer.Option(help="Expert tensor-parallel width (MoE).")]
 CpModeOpt = Annotated[
     str, typer.Option(help="Context parallelism: ring (KV ring) or a2a (Ulysses).")

@@ -142,7 +142,7 @@ def goodput_command(
     vpp: VppOpt = None,
     dp: DpOpt = None,
     cp: CpOpt = PLAN_DEFAULTS.cp,
-    ep: EpOpt = PLAN_DEFAULTS.ep,
+    ep: EpOpt = None,
     etp: EtpOpt = PLAN_DEFAULTS.etp,
     cp_mode: CpModeOpt = PLAN_DEFAULTS.cp_mode,
     first_stage_layers: FirstStageLayersOpt = None,

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 from scalewall.catalog.schema import ModelSpec, Stack
 from scalewall.errors import SpecError
 from scalewall.plan.plan import (
@@ -127,6 +129,94 @@ def open_widths(
     return tps[0], pps[0]
 
 
+MOE_WIDTHS = ("tp", "pp", "ep")
+"""The widths ``moe_open_widths`` chooses for a mixture-of-experts question that leaves them out."""
+MOE_TP_WIDTHS = (1, 2)
+"""Tensor-parallel widths an MoE question's open tp takes, smallest first: MoE models are sized
+by their activated parameters, a few billion to a few tens of billions, and run with TP 1 or 2
+while expert parallelism shards the experts (NVIDIA's Megatron-Core MoE parallel-folding
+guidance and the Megatron-Bridge performance recipes: Qwen3-30B-A3B, Qwen3-235B-A22B,
+DeepSeek-V3, gpt-oss and Nemotron 3 at TP 1 or 2, EP 8 to 64)."""
+
+
+def moe_open_widths(
+    cluster: Cluster,
+    model: ModelSpec,
+    merged: Mapping[str, Any],
+    given: Mapping[str, Any],
+    stack: Stack,
+) -> dict[str, Any]:
+    """``tp``, ``pp`` and ``ep`` (and ``recompute`` where that too is open) for a
+    mixture-of-experts question that leaves any of the widths out, as a practitioner sizes
+    them: tensor parallelism small (``MOE_TP_WIDTHS``), expert and pipeline widths in powers
+    of two, full recompute as well where recompute is open too (widths the question gives
+    are kept). Of the candidates whose memory lies within usable HBM less
+    ``Efficiency.memory.memory_fit_margin_frac``, the fastest by the step model is taken (a
+    few hundred plans: milliseconds); where none fits, the dense defaults stay and the
+    estimate reports the plan that does not fit."""
+    from scalewall.perf.assumptions import Efficiency
+    from scalewall.perf.batch import PlanBatch
+    from scalewall.perf.step import memory_model, step_model
+    from scalewall.plan.plan import validate
+
+    def pow2(limit: int) -> list[int]:
+        return [1 << i for i in range(limit.bit_length()) if (1 << i) <= limit]
+
+    tps = [int(given["tp"])] if "tp" in given else [
+        t for t in MOE_TP_WIDTHS if model.heads % t == 0 and t <= cluster.gpus_per_node
+    ]  # fmt: skip
+    pps = [int(given["pp"])] if "pp" in given else pow2(min(model.layers, cluster.num_gpus))
+    eps = [int(given["ep"])] if "ep" in given else [
+        e for e in pow2(model.routed_experts) if model.routed_experts % e == 0
+    ]  # fmt: skip
+    recomputes = [str(merged["recompute"])]
+    if "recompute" not in given and merged["recompute"] != "full":
+        recomputes.append("full")
+    domain = max(cluster.system.scale_up_domain_gpus, cluster.gpus_per_node)
+    cp = int(merged["cp"])
+    ranked: list[tuple[tuple[int, ...], ParallelPlan]] = []
+    open_split = not any(f in given for f in STACK_SPLIT_FIELDS)
+    for r_index, recompute in enumerate(recomputes):
+        for pp in pps:
+            for tp in tps:
+                if cluster.num_gpus % (tp * pp * cp):
+                    continue
+                dp = int(given.get("dp", cluster.num_gpus // (tp * pp * cp)))
+                for ep in eps:
+                    fields = {**merged, "tp": tp, "pp": pp, "ep": ep, "dp": dp}
+                    fields["recompute"] = recompute
+                    try:
+                        if pp > 1 and model.layers % pp and open_split:
+                            first, last = default_stage_split(model.layers, pp)
+                            fields.update(first_stage_layers=first, last_stage_layers=last)
+                        plan = ParallelPlan(**fields)
+                        validate(model, plan, cluster.num_gpus)
+                    except SpecError:
+                        continue
+                    rank = (r_index, pp, int(ep > domain), tp, ep)
+                    ranked.append((rank, plan))
+    if not ranked:
+        return {}
+    ranked.sort(key=lambda item: item[0])
+    plans = [plan for _, plan in ranked]
+    eff = Efficiency()
+    batch = PlanBatch.from_plans(model, plans)
+    micro_batches = batch.global_batch / (batch.dp * batch.micro_batch)
+    _, total = memory_model(model, batch, eff, stack, micro_batches)
+    limit = cluster.accelerator.hbm_capacity_bytes * (1.0 - eff.memory.memory_fit_margin_frac)
+    fitting = np.flatnonzero(total <= limit)
+    if not fitting.size:
+        return {}
+    # The fastest of the plans that fit; ties (and near ties) go to the earlier in the
+    # practitioner's order above, as ``argmin`` keeps the first.
+    step = step_model(model, cluster, batch.take(fitting), eff, stack).step_time_s
+    plan = plans[int(fitting[int(np.argmin(step))])]
+    chosen: dict[str, Any] = {name: getattr(plan, name) for name in MOE_WIDTHS}
+    if plan.recompute != merged["recompute"]:
+        chosen["recompute"] = plan.recompute
+    return chosen
+
+
 STACK_SPLIT_FIELDS = ("first_stage_layers", "last_stage_layers")
 """Plan fields a question may leave open for the stack to lay out (``Stack.pipeline_split``)."""
 
@@ -168,6 +258,10 @@ def plan_from_fields(
         for name in STACK_PLAN_FIELDS:
             if name not in given and stack_allows(stack, name, merged[name]) is not None:
                 merged[name] = STACK_FALLBACKS[name]
+    if model.is_moe and stack is not None and not set(MOE_WIDTHS) <= set(given):
+        chosen = moe_open_widths(cluster, model, merged, given, stack)
+        merged.update(chosen)
+        given = {**given, **chosen}
     merged["tp"], merged["pp"] = open_widths(cluster, model, merged, given)
     tp, pp, cp = int(merged["tp"]), int(merged["pp"]), int(merged["cp"])
     check_widths(model, tp, pp, cp)

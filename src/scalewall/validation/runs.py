@@ -169,6 +169,7 @@ class Case:
             "automodel",
             "amdrocm",
             "mcore",
+            "nemotronh",
             "mb2511_gptoss",
             "mb2602_gptoss",
         ):
