@@ -145,6 +145,15 @@ class LayerEfficiency:
     """One layer's element-wise traffic and overlap cost in ``perf/layers.py`` (also read by
     ``perf/data_parallel.py`` for the gradient traffic it overlaps with the layers)."""
 
+    ssd_hbm_efficiency: float = 0.45
+    """Share of peak HBM bandwidth the Mamba-2 SSD kernels (mamba_ssm's five Triton kernels,
+    ``mamba_chunk_scan_combined``) reach on the traffic ``layers.mamba_core_bytes`` counts for
+    them: they are latency- and occupancy-bound rather than streaming (TensorRT-LLM PR #11345:
+    Nsight Compute gives ``_chunk_scan_fwd_kernel`` 12.5% theoretical occupancy). Set by:
+    vLLM PR #27299's measurement on one H100 SXM (3.35 TB/s), forward at 128 heads of 64, state
+    128, one group, chunk 256: 1.29e7 tokens/s at 16K tokens; that shape's SSD traffic is
+    117.8 KB per token, 1.52 TB/s = 0.45 of the peak. Backward is taken at the same share (no
+    measurement at a training shape was found); not fitted."""
     dropout_bytes_per_hidden: float = 20.0
     """HBM bytes per hidden element per layer for the two hidden dropouts, forward (read 2, write 2,
     mask 1) and backward (read grad 2, mask 1, write 2). Set by: counting the kernels' reads and

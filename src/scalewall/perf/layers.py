@@ -112,27 +112,30 @@ def mamba_linears(model: ModelSpec, tp: Any) -> list[tuple[Any, Any]]:
     return [(width / tp, float(model.hidden)), (float(model.hidden), inner / tp)]
 
 
-def mamba_core_bytes(model: ModelSpec, seq_len: FloatArray) -> FloatArray:
+def mamba_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray, FloatArray]:
     """HBM bytes per token, forward and backward, of one Mamba-2 block's work outside its
-    projections, over TP: memory-bound, as the SSD kernels are (the PyTorch blog "Accelerating
-    Mamba2 with kernel fusion", 2025: "mostly bottlenecked by memory bandwidth and latency").
+    projections, over TP: (streaming kernels, SSD kernels). Both are memory-bound (the PyTorch
+    blog "Accelerating Mamba2 with kernel fusion", 2025: the SSD kernels are "mostly
+    bottlenecked by memory bandwidth and latency"); the SSD's share runs at
+    ``Efficiency.layers.ssd_hbm_efficiency`` of the bandwidth.
 
-    Forward: the causal convolution reads and writes x, B and C; the five SSD kernels read x
-    twice and B and C twice each, write and read the C B^T chunk matrix (G Q per token, FP32),
-    write the chunk states and pass them on (h P N per chunk in FP32: written, read and
-    written by state passing, read by the chunk scan) and write y; the gated norm reads y and
-    z and writes its output. Backward moves twice the forward bytes (a gradient for each
-    operand, as a GEMM has), the element-wise convention of ``layer_times``."""
+    Forward: the causal convolution reads and writes x, B and C, and the gated norm reads y and
+    z and writes its output (streaming); the five SSD kernels read x twice and B and C twice
+    each, write and read the C B^T chunk matrix (G Q per token, FP32), write the chunk states
+    and pass them on (h P N per chunk in FP32: written, read and written by state passing,
+    read by the chunk scan) and write y. Backward moves twice the forward bytes (a gradient
+    for each operand, as a GEMM has), the element-wise convention of ``layer_times``."""
     inner = float(counts.mamba_inner(model))
     groups_state = float(model.mamba_groups * model.mamba_state)
     chunk = np.minimum(float(model.mamba_chunk), seq_len)
     conv = 2.0 * ACT_BYTES * (inner + 2.0 * groups_state)
+    gated_norm = 3.0 * ACT_BYTES * inner
     states = 4.0 * 4.0 * model.mamba_heads * model.mamba_head_dim * model.mamba_state / chunk
     ssd = ACT_BYTES * (2.0 * inner + 4.0 * groups_state + inner)
     cb_matrix = 2.0 * 4.0 * model.mamba_groups * chunk
-    gated_norm = 3.0 * ACT_BYTES * inner
-    result: FloatArray = 3.0 * (conv + ssd + cb_matrix + states + gated_norm)
-    return result
+    streaming: FloatArray = 3.0 * (conv + gated_norm) * np.ones_like(chunk)
+    ssd_bytes: FloatArray = 3.0 * (ssd + cb_matrix + states)
+    return streaming, ssd_bytes
 
 
 def layer_times(
@@ -198,7 +201,10 @@ def layer_times(
         norm_tokens * hidden * per_hidden + tokens * up_width / tp * stack.elementwise_bytes_per_ffn
     )
     if kind.mixer == "mamba":
-        elem_bytes = elem_bytes + tokens * mamba_core_bytes(model, p.seq_len) / tp
+        streaming, ssd_bytes = mamba_core_bytes(model, p.seq_len)
+        # The SSD's bytes at its own share of the bandwidth, as streaming bytes that take as long.
+        slower = eff.compute.hbm_efficiency / eff.layers.ssd_hbm_efficiency
+        elem_bytes = elem_bytes + tokens * (streaming + ssd_bytes * slower) / tp
     imbalance, ep_f, ep_b, etp_comm, routed_after = zero, zero, zero, zero, zero
     if moe_layer:
         routed = moe.routed_expert_times(model, p, dev, eff, stack, tokens)

@@ -162,6 +162,7 @@ class Case:
             "mbtables",
             "primus",
             "nemomoe",
+            "nemotronh",
             "nemo",
             "nanotron",
             "bloom",
@@ -169,7 +170,6 @@ class Case:
             "automodel",
             "amdrocm",
             "mcore",
-            "nemotronh",
             "mb2511_gptoss",
             "mb2602_gptoss",
         ):
