@@ -46,19 +46,19 @@ def test_every_run_is_predicted_and_fits(hybrid: list[CasePrediction]) -> None:
 
 
 def test_hybrid_error_as_measured(hybrid: list[CasePrediction]) -> None:
-    """24 rows: MAPE 19.0%, worst +35.8% (Super on 64 GB300, NVFP4, 26.04); 12 within 20%.
-    The GB300 rows are +22% to +36% too fast, the GB200 rows -3.6% to +12.7%, AutoModel's two
-    H100 rows +31% and +34% too slow (as its Qwen3-30B-A3B row)."""
+    """24 rows: MAPE 19.6%, worst +42.0% (Nano on 8 GB300, 26.02.01); 14 within 20%. The
+    GB300 rows are +25% to +42% too fast, the GB200 rows -3.6% to +12.7%, the B300 rows -16%
+    to +33%, AutoModel's two H100 rows +14.7% and +19.5%."""
     errors = [abs(_error(p)) for p in hybrid]
-    assert sum(errors) / len(errors) <= 0.195
-    assert max(errors) <= 0.365
-    assert sum(e <= MOE_BOUND for e in errors) >= 12
+    assert sum(errors) / len(errors) <= 0.20
+    assert max(errors) <= 0.425
+    assert sum(e <= MOE_BOUND for e in errors) >= 14
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="GB300 rows +22% to +36%, B300 Nano +23% to +25%, AutoModel +31% to +34% "
-    "(step time): no sourced mechanism yet",
+    reason="GB300 rows +25% to +42%, B300 Nano +31% to +33%, B200 Super MXFP8 +20.2%: "
+    "no sourced mechanism yet",
 )
 def test_hybrid_rows_within_the_moe_bound(hybrid: list[CasePrediction]) -> None:
     assert all(abs(_error(p)) <= MOE_BOUND for p in hybrid)

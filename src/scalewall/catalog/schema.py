@@ -576,6 +576,12 @@ class Stack:
     decides (``ModelSpec.router_groups`` and ``router_group_topk``: DeepSeek-V3's 4 nodes), else
     unlimited. It bounds the network copies of a ``flex`` dispatcher, which sends a token once
     per destination domain; ``alltoall`` sends every copy anyway."""
+    moe_consecutive_experts: bool = False
+    """The router places a token's k copies on k consecutive experts, (t k + i) mod E for
+    token t (NeMo AutoModel's ``FakeBalancedGate`` in its benchmark recipes): a ``flex``
+    dispatcher then reaches only the ranks those experts span
+    (``collectives.distinct_ranks``). False: the experts are spread uniformly (a trained
+    router, Megatron-Core's forced load balancing)."""
     moe_token_dispatcher: str = "alltoall"
     """How routed tokens reach their experts' ranks (Megatron-Core
     ``moe_token_dispatcher_type``). ``alltoall``: one NCCL all-to-all in which each of a

@@ -314,8 +314,10 @@ class CommEfficiency:
     inside a step it also synchronises with its slowest peer. Fitted: ``scalewall fit`` over
     the shipped runs files (``calibrate/data/defaults.toml``): informed only by the frontier
     file's MoE runs whose expert all-to-all is exposed (Megatron-Bridge Qwen3 and DeepSeek-V3
-    rows on H100, B200, GB200 and GB300; 0.1 moves those by up to 7%); 0.77 +- 0.03 there,
-    the default 0.75 within one standard error."""
+    rows on H100, B200, GB200 and GB300; 0.1 moves those by up to 7%); 0.73 +- 0.04 there
+    (0.72 refitted once a ``flex`` dispatcher's scale-up traffic counts a token once per
+    destination rank, ``collectives.distinct_ranks``), the default 0.75 within one standard
+    error of both."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,6 +13,7 @@ bus-bandwidth factors of nccl-tests (NVIDIA/nccl-tests doc/PERFORMANCE.md): all-
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -214,6 +215,34 @@ def p2p_time_s(
     return np.where(np.isinf(time), message_bytes / _bandwidth(top, eff), time)
 
 
+def distinct_ranks(
+    experts: int, copies: float, n: FloatArray, consecutive: bool = False
+) -> FloatArray:
+    """Mean distinct ranks of an ``n``-rank expert-parallel group that hold one token's k
+    experts (each rank holds E / n consecutive experts). Uniform routing (a trained router or
+    Megatron-Core's forced load balancing, which routes by random scores): n (1 - (1 - 1/n)^k).
+    ``consecutive`` (NeMo AutoModel's ``FakeBalancedGate``: token t takes experts
+    (t k + i) mod E, i < k): the ranks those k experts span, averaged over the starting
+    experts the gate cycles through."""
+    n = np.asarray(n, dtype=np.float64)
+    if not consecutive:
+        result: FloatArray = n * (1.0 - (1.0 - 1.0 / np.maximum(n, 1.0)) ** copies)
+        return result
+    flat = n.ravel()
+    values = {int(v): _consecutive_ranks(experts, int(copies), int(v)) for v in np.unique(flat)}
+    spans = np.array([values[int(v)] for v in flat], dtype=np.float64)
+    return spans.reshape(n.shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _consecutive_ranks(experts: int, k: int, n: int) -> float:
+    """``distinct_ranks`` of the consecutive layout for whole-number E, k and n."""
+    per_rank = max(experts // max(n, 1), 1)
+    cycle = experts // math.gcd(experts, k)
+    spans = [len({((t * k + i) % experts) // per_rank for i in range(k)}) for t in range(cycle)]
+    return sum(spans) / len(spans)
+
+
 def expert_alltoall_time_s(
     cluster: Cluster,
     eff: Efficiency,
@@ -225,6 +254,8 @@ def expert_alltoall_time_s(
     per_domain: bool = False,
     groups: int = 0,
     group_topk: int = 0,
+    experts: int = 0,
+    consecutive: bool = False,
 ) -> FloatArray:
     """MoE dispatch (or combine) over an expert-parallel group of ``n`` ranks ``stride`` apart:
     each rank sends ``copies`` (k) copies of tokens whose one copy totals ``token_bytes``, to
@@ -243,6 +274,12 @@ def expert_alltoall_time_s(
     expert parallelism over 8-GPU nodes). The remote crossings are spread over the tiers by
     their shares. Tiers work at the same time: the slowest sets the time (as
     ``alltoall_time_s``).
+
+    Given the model's ``experts`` (E), a ``per_domain`` dispatcher also sends a token once per
+    destination rank, not once per expert copy (DeepEP's dispatch layout marks
+    ``is_token_in_rank``; the combine reduces a rank's copies before returning them): over
+    the scale-up fabric it moves the distinct ranks holding a token's experts,
+    ``distinct_ranks`` of them, instead of k copies.
     """
     total = np.where(n > 1, eff.comm.collective_launch_s, 0.0)
     slowest = np.zeros_like(np.asarray(token_bytes, dtype=np.float64))
@@ -259,11 +296,14 @@ def expert_alltoall_time_s(
             spanned = np.maximum(n / (groups * factors[0]), 1.0)
             network = np.minimum(network, group_topk * spanned * remote)
     per_remote = np.where(remote > 0, network / np.maximum(remote, 1e-30), 0.0)
+    scale_up_copies: FloatArray | float = copies
+    if per_domain and experts:
+        scale_up_copies = distinct_ranks(experts, copies, n, consecutive)
     for index, (tier, f) in enumerate(zip(cluster.tiers, factors, strict=True)):
         inside = below * f
         share = (inside - below) / n
         if index == 0:
-            crossing = copies * share + (copies * remote if per_domain else 0.0)
+            crossing = scale_up_copies * share + (scale_up_copies * remote if per_domain else 0.0)
         else:
             crossing = per_remote * share
         # DeepEP / HybridEP forward over the scale-up fabric with their own kernels; the

@@ -237,6 +237,8 @@ def expert_comm_times(
             stack.moe_token_dispatcher == "flex",
             model.router_groups,
             model.router_group_topk,
+            model.routed_experts,
+            stack.moe_consecutive_experts,
         )
 
     combine = a2a(stack.moe_combine_bytes)

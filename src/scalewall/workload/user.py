@@ -147,13 +147,18 @@ def _sliding_window(cfg: dict[str, Any], layers: int, window: int) -> tuple[int,
 NON_TRANSFORMER_TYPES = frozenset(
     {
         "mamba", "mamba2", "falcon_mamba", "jamba", "zamba", "zamba2", "bamba", "falcon_h1",
-        "granitemoehybrid", "rwkv", "rwkv7", "recurrent_gemma", "qwen3_next",
+        "granitemoehybrid", "rwkv", "rwkv7", "recurrent_gemma", "qwen3_next", "qwen3_5",
+        "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text",
         "lfm2", "xlstm", "minimax", "minimax_m1",
     }
 )  # fmt: skip
 """Model types with state-space, recurrent or linear-attention layers the step model does not
 describe (it models Mamba-2 blocks laid out as ``nemotron_h`` configs lay them out): refused
 rather than modelled as attention layers."""
+
+ATTENTION_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
+"""``layer_types`` entries the step model describes (Gemma, gpt-oss, Qwen windows); any other
+(Qwen3-Next's and Qwen3.5's ``linear_attention``) is refused by name."""
 
 _BLOCK_TYPES = {"mamba": "M", "attention": "*", "mlp": "-", "moe": "E"}
 """``layers_block_type`` entries of a ``nemotron_h`` config and their pattern characters."""
@@ -231,10 +236,22 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         raise SpecError(
             "model_type",
             model_type,
-            "a transformer whose every layer is attention and an MLP or MoE (state-space, "
-            "recurrent and linear-attention layers are not modelled)",
+            "a transformer whose every layer is attention and an MLP or MoE, or a nemotron_h "
+            "Mamba-2 hybrid (other state-space, recurrent and linear-attention layers are not "
+            "modelled)",
             where=where,
         )
+    kinds = cfg.get("layer_types")
+    if isinstance(kinds, list):
+        other = sorted({str(k) for k in kinds} - ATTENTION_LAYER_TYPES)
+        if other:
+            raise SpecError(
+                "layer_types",
+                other[0],
+                f"attention layers ({', '.join(sorted(ATTENTION_LAYER_TYPES))}): linear-attention "
+                "and recurrent layers are not modelled",
+                where=where,
+            )
     if model_type in NON_DECODER_TYPES or cfg.get("is_encoder_decoder") is True:
         raise SpecError(
             "model_type",

@@ -93,3 +93,24 @@ def test_nemotron_3_super_latent_experts_count_as_published() -> None:
     # Without the latent width the experts would be four times as large.
     wide = counts.routed_expert_params(dataclasses.replace(model, moe_latent=0))
     assert wide == pytest.approx(4.0 * counts.routed_expert_params(model))
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"model_type": "qwen3_5_moe_text"}, "model_type"),
+        ({"model_type": "qwen3_next"}, "model_type"),
+        (
+            {"model_type": "llama", "layer_types": ["linear_attention", "full_attention"] * 2},
+            "layer_types",
+        ),
+    ],
+)
+def test_linear_attention_layers_are_refused_not_read_as_attention(
+    extra: dict[str, Any], field: str
+) -> None:
+    """Qwen3-Next and Qwen3.5 (Gated DeltaNet layers) would otherwise be read as attention
+    in every layer: refused by name, as is any ``layer_types`` entry that is not attention."""
+    base = {"hidden_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 4}
+    with pytest.raises(SpecError, match=field):
+        model_from_hf_config({**base, "vocab_size": 1000, **extra}, "x.json")
