@@ -13,6 +13,7 @@ from scalewall.validation.harness import CasePrediction, compare, predict_case
 from scalewall.validation.runs import (
     held_out_runs_paths,
     nemotron_hybrid_runs_path,
+    qwen3_next_runs_path,
     read_runs_file,
     shipped_runs_paths,
 )
@@ -32,10 +33,10 @@ def _error(p: CasePrediction) -> float:
     return compare(p)[0].error_frac
 
 
-def test_the_file_is_held_out() -> None:
-    path = nemotron_hybrid_runs_path()
-    assert path in held_out_runs_paths()
-    assert path not in shipped_runs_paths()
+def test_the_files_are_held_out() -> None:
+    for path in (nemotron_hybrid_runs_path(), qwen3_next_runs_path()):
+        assert path in held_out_runs_paths()
+        assert path not in shipped_runs_paths()
 
 
 def test_every_run_is_predicted_and_fits(hybrid: list[CasePrediction]) -> None:
@@ -62,3 +63,16 @@ def test_hybrid_error_as_measured(hybrid: list[CasePrediction]) -> None:
 )
 def test_hybrid_rows_within_the_moe_bound(hybrid: list[CasePrediction]) -> None:
     assert all(abs(_error(p)) <= MOE_BOUND for p in hybrid)
+
+
+def test_gated_deltanet_rows() -> None:
+    """Qwen3-Next-80B-A3B on 128 H100 (EP 32, PP 4): +12.8% step time; Qwen3.5-35B-A3B on 16
+    H100 (EP 16, experts by torch.grouped_mm: one launch per projection): +0.8%."""
+    read = read_runs_file(qwen3_next_runs_path())
+    assert not read.errors
+    predictions = [predict_case(case) for case in read.cases]
+    assert len(predictions) == 2
+    for p in predictions:
+        assert p.fits
+        assert "L" in p.case.model.mixer_pattern
+        assert abs(_error(p)) <= 0.14

@@ -246,6 +246,30 @@ class ModelSpec:
     """Width of the causal depthwise convolution (``conv_kernel``)."""
     mamba_chunk: int = 128
     """Chunk length of the SSD algorithm (``chunk_size``, Q; Dao & Gu 2024, Sec. 6)."""
+    mixer_pattern: str = ""
+    """One character per layer of a transformer whose layers differ in their sequence mixer
+    (Qwen3-Next and Qwen3.5, whose ``layer_types`` alternate three ``linear_attention`` layers
+    with one ``full_attention`` layer): ``A`` self-attention, ``L`` Gated DeltaNet linear
+    attention (Yang et al. 2025, arXiv 2412.06464). Every layer keeps its FFN, dense or MoE by
+    the MoE fields. Empty: self-attention in every layer (or the blocks of ``layer_pattern``)."""
+    attention_output_gate: bool = False
+    """The attention output is multiplied by a sigmoid gate of the layer input (Qwen3-Next and
+    Qwen3.5's gated attention: the query projection is twice as wide, its second half the
+    gate)."""
+    linear_key_heads: int = 0
+    """Gated DeltaNet query and key heads (``linear_num_key_heads``)."""
+    linear_value_heads: int = 0
+    """Gated DeltaNet value heads (``linear_num_value_heads``); queries and keys are repeated to
+    this many heads, each with its own recurrent state."""
+    linear_key_head_dim: int = 0
+    """Width of a Gated DeltaNet query and key head (``linear_key_head_dim``)."""
+    linear_value_head_dim: int = 0
+    """Width of a Gated DeltaNet value head (``linear_value_head_dim``)."""
+    linear_conv_kernel: int = 4
+    """Width of Gated DeltaNet's causal depthwise convolution (``linear_conv_kernel_dim``)."""
+    linear_chunk: int = 64
+    """Chunk length of the chunked gated delta rule (flash-linear-attention's
+    ``chunk_gated_delta_rule``: 64)."""
     active_params_published: float = 0.0
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict)
@@ -292,6 +316,51 @@ class ModelSpec:
                 raise SpecError(name, value, "zero or a positive finite number", where=where)
         if self.layer_pattern:
             self._check_pattern(where)
+        if self.mixer_pattern:
+            self._check_mixers(where)
+
+    def _check_mixers(self, where: str) -> None:
+        """A mixer pattern: one known character per layer, with the linear-attention fields."""
+        pattern = self.mixer_pattern
+        if not isinstance(pattern, str) or set(pattern) - set(MIXER_PATTERN_CHARS):
+            raise SpecError(
+                "mixer_pattern",
+                pattern,
+                "a string of A (attention) and L (Gated DeltaNet) characters",
+                where=where,
+            )
+        if len(pattern) != self.layers:
+            raise SpecError(
+                "mixer_pattern",
+                f"{len(pattern)} characters",
+                f"one per layer: {self.layers}",
+                where=where,
+            )
+        if self.layer_pattern:
+            raise SpecError(
+                "mixer_pattern", pattern, "empty where layer_pattern is set", where=where
+            )
+        if "L" in pattern:
+            for name in (
+                "linear_key_heads",
+                "linear_value_heads",
+                "linear_key_head_dim",
+                "linear_value_head_dim",
+            ):
+                if getattr(self, name) < 1:
+                    raise SpecError(
+                        name,
+                        getattr(self, name),
+                        "at least 1 where mixer_pattern has L",
+                        where=where,
+                    )
+            if self.linear_value_heads % self.linear_key_heads:
+                raise SpecError(
+                    "linear_key_heads",
+                    self.linear_key_heads,
+                    f"must divide the {self.linear_value_heads} linear value heads",
+                    where=where,
+                )
 
     def _check_pattern(self, where: str) -> None:
         """A hybrid layer pattern: one known character per layer, with the fields each kind of
@@ -368,6 +437,9 @@ class ModelSpec:
         return tuple(pair for pair in pairs if pair[1] > 0)
 
 
+MIXER_PATTERN_CHARS = "AL"
+"""``ModelSpec.mixer_pattern`` characters: attention, Gated DeltaNet."""
+
 LAYER_PATTERN_CHARS = "M*-E"
 """``ModelSpec.layer_pattern`` characters: Mamba-2, attention, MLP, mixture of experts."""
 
@@ -401,6 +473,12 @@ _MODEL_NON_NEGATIVE = (
     "sliding_window",
     "full_attention_layers",
     "moe_latent",
+    "linear_key_heads",
+    "linear_value_heads",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+    "linear_conv_kernel",
+    "linear_chunk",
     "mamba_heads",
     "mamba_head_dim",
     "mamba_state",
@@ -430,6 +508,9 @@ run does not say."""
 
 FSDP_UNDER_PIPELINE = ("per-micro-batch", "reduce-once", "gather-once")
 """``Stack.fsdp_under_pipeline`` values: FSDP's per-layer collectives under a pipeline."""
+MOE_EXPERT_GEMMS = ("per-expert", "single-kernel")
+"""``Stack.moe_expert_gemms`` values: how the routed experts' grouped GEMM is launched."""
+
 MOE_DISPATCHERS = ("alltoall", "flex")
 """``Stack.moe_token_dispatcher`` values: Megatron-Core ``moe_token_dispatcher_type``."""
 
@@ -576,6 +657,12 @@ class Stack:
     decides (``ModelSpec.router_groups`` and ``router_group_topk``: DeepSeek-V3's 4 nodes), else
     unlimited. It bounds the network copies of a ``flex`` dispatcher, which sends a token once
     per destination domain; ``alltoall`` sends every copy anyway."""
+    moe_expert_gemms: str = "per-expert"
+    """How the host launches the routed experts' GEMMs. ``per-expert``: Transformer Engine's
+    ``GroupedLinear`` issues one GEMM per local expert for each projection
+    (``Efficiency.host.host_ops_per_local_expert_fwd``); ``single-kernel``: one grouped kernel
+    per projection whatever the local experts (PyTorch ``torch._grouped_mm``, CUTLASS grouped
+    GEMM)."""
     moe_consecutive_experts: bool = False
     """The router places a token's k copies on k consecutive experts, (t k + i) mod E for
     token t (NeMo AutoModel's ``FakeBalancedGate`` in its benchmark recipes): a ``flex``
@@ -785,6 +872,7 @@ _STACK_CHOICES = {
     "fsdp_under_pipeline": FSDP_UNDER_PIPELINE,
     "pipeline_split": PIPELINE_SPLITS,
     "moe_token_dispatcher": MOE_DISPATCHERS,
+    "moe_expert_gemms": MOE_EXPERT_GEMMS,
     "selective_recompute": SELECTIVE_RECOMPUTE,
     "softmax_fusion": SOFTMAX_FUSION,
     "zero1_grad_reduce": ZERO1_GRAD_REDUCE,

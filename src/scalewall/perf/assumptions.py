@@ -154,6 +154,12 @@ class LayerEfficiency:
     128, one group, chunk 256: 1.29e7 tokens/s at 16K tokens; that shape's SSD traffic is
     117.8 KB per token, 1.52 TB/s = 0.45 of the peak. Backward is taken at the same share (no
     measurement at a training shape was found); not fitted."""
+    linear_attention_hbm_efficiency: float = 0.45
+    """Share of peak HBM bandwidth flash-linear-attention's chunked gated-delta-rule kernels
+    reach on the traffic ``layers.gdn_core_bytes`` counts for them. Set by: no measurement at a
+    training shape was found; ``ssd_hbm_efficiency``'s measured figure is taken, the same
+    structure (Triton kernels over chunks of 64 to 256 tokens passing FP32 states between
+    chunks), not fitted."""
     dropout_bytes_per_hidden: float = 20.0
     """HBM bytes per hidden element per layer for the two hidden dropouts, forward (read 2, write 2,
     mask 1) and backward (read grad 2, mask 1, write 2). Set by: counting the kernels' reads and
@@ -259,6 +265,14 @@ class HostEfficiency:
     the gated norm, the output projection, the residual add and tensor-parallel collectives.
     Set by: a tally of the block's kernels (Megatron-Core ``MambaMixer`` with mamba_ssm's
     ``mamba_chunk_scan_combined``), not fitted."""
+    host_ops_linear_attention_fwd: float = 24.0
+    """Operations of one Gated DeltaNet block forward: norm, the two input projections and their
+    casts, the split into q, k, v, z, beta and a, the causal convolution with its activation, the
+    decay and beta gates, the query and key L2 norms, flash-linear-attention's chunk kernels
+    (local cumsum, K K^T, the triangular solve, the WY factors, the chunk states, the output),
+    the gated norm, the output projection, the residual add and tensor-parallel collectives.
+    Set by: a tally of the block's kernels (transformers ``Qwen3NextGatedDeltaNet`` with
+    ``chunk_gated_delta_rule``), not fitted."""
     host_ops_per_local_expert_fwd: float = 2.0
     """Operations per local expert of one MoE layer forward: Transformer Engine's grouped linear
     issues one GEMM per expert for each of the two expert projections. Set by: Transformer

@@ -161,7 +161,9 @@ def attention_linears(model: ModelSpec, tp: FloatArray) -> list[tuple[Any, Any]]
         ]
         return out
     d, kv = float(model.head_size), float(model.kv_heads)
-    return [((heads + 2.0 * kv) * d / tp, hidden), (hidden, heads * d / tp)]
+    # A gated attention's query projection carries the gate too (Qwen3-Next, Qwen3.5).
+    gate = heads if model.attention_output_gate else 0.0
+    return [((heads + gate + 2.0 * kv) * d / tp, hidden), (hidden, heads * d / tp)]
 
 
 def cp_times(

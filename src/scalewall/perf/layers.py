@@ -112,6 +112,41 @@ def mamba_linears(model: ModelSpec, tp: Any) -> list[tuple[Any, Any]]:
     return [(width / tp, float(model.hidden)), (float(model.hidden), inner / tp)]
 
 
+def gdn_linears(model: ModelSpec, tp: Any) -> list[tuple[Any, Any]]:
+    """(n_out, k_in) of a Gated DeltaNet block's projections on one GPU, heads split over TP:
+    q, k, v and z with beta and a (``in_proj_qkvz`` and ``in_proj_ba``, one GEMM here), and
+    the output projection."""
+    _, value, width = counts.gdn_widths(model)
+    hidden = float(model.hidden)
+    return [(width / tp, hidden), (hidden, value / tp)]
+
+
+def gdn_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """HBM bytes per token, forward and backward, of one Gated DeltaNet block's work outside its
+    projections, over TP: (streaming kernels, chunk kernels at
+    ``Efficiency.layers.linear_attention_hbm_efficiency``).
+
+    Forward: the causal convolution reads and writes q, k and v, the gated norm reads the
+    output and z and writes its result (streaming); the chunk kernels read q and k (repeated
+    to the value heads) and v twice, write and read the WY factors w and u, write, solve and
+    read the K K^T chunk matrix (C per value head, FP32), write and read the chunk states
+    (d_k d_v per value head per chunk, FP32) and write the output. Backward moves twice the
+    forward bytes, the element-wise convention of ``layer_times``."""
+    key, value, _ = counts.gdn_widths(model)
+    heads = float(model.linear_value_heads)
+    qk = 2.0 * heads * model.linear_key_head_dim
+    chunk = np.minimum(float(model.linear_chunk), seq_len)
+    conv = 2.0 * ACT_BYTES * (2.0 * key + value)
+    gated_norm = 3.0 * ACT_BYTES * value
+    reads = 2.0 * ACT_BYTES * (qk + value)
+    wy = 2.0 * ACT_BYTES * (heads * model.linear_key_head_dim + value)
+    kkt = 3.0 * 4.0 * heads * chunk
+    states = 2.0 * 4.0 * heads * model.linear_key_head_dim * model.linear_value_head_dim / chunk
+    streaming: FloatArray = 3.0 * (conv + gated_norm) * np.ones_like(chunk)
+    chunked: FloatArray = 3.0 * (reads + wy + kkt + states + ACT_BYTES * value)
+    return streaming, chunked
+
+
 def mamba_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray, FloatArray]:
     """HBM bytes per token, forward and backward, of one Mamba-2 block's work outside its
     projections, over TP: (streaming kernels, SSD kernels). Both are memory-bound (the PyTorch
@@ -163,6 +198,8 @@ def layer_times(
         shapes += attention_linears(model, tp)
     elif kind.mixer == "mamba":
         shapes += mamba_linears(model, tp)
+    elif kind.mixer == "gdn":
+        shapes += gdn_linears(model, tp)
     if ffn > 0:
         shapes += [(up_width / tp, hidden), (hidden, ffn / tp)]
     if moe_layer and model.moe_latent:
@@ -200,11 +237,17 @@ def layer_times(
     elem_bytes = (
         norm_tokens * hidden * per_hidden + tokens * up_width / tp * stack.elementwise_bytes_per_ffn
     )
-    if kind.mixer == "mamba":
-        streaming, ssd_bytes = mamba_core_bytes(model, p.seq_len)
-        # The SSD's bytes at its own share of the bandwidth, as streaming bytes that take as long.
-        slower = eff.compute.hbm_efficiency / eff.layers.ssd_hbm_efficiency
-        elem_bytes = elem_bytes + tokens * (streaming + ssd_bytes * slower) / tp
+    if kind.mixer in ("mamba", "gdn"):
+        if kind.mixer == "mamba":
+            streaming, core = mamba_core_bytes(model, p.seq_len)
+            share = eff.layers.ssd_hbm_efficiency
+        else:
+            streaming, core = gdn_core_bytes(model, p.seq_len)
+            share = eff.layers.linear_attention_hbm_efficiency
+        # The chunk kernels' bytes at their own share of the bandwidth, as streaming bytes
+        # that take as long.
+        slower = eff.compute.hbm_efficiency / share
+        elem_bytes = elem_bytes + tokens * (streaming + core * slower) / tp
     imbalance, ep_f, ep_b, etp_comm, routed_after = zero, zero, zero, zero, zero
     if moe_layer:
         routed = moe.routed_expert_times(model, p, dev, eff, stack, tokens)
@@ -331,15 +374,17 @@ def alternate_matmuls(
     GeLU fc1 and fc2; the routed experts' grouped GEMMs are saved and not counted)."""
     hidden = float(model.hidden)
     out: list[tuple[Any, Any, bool]] = []
-    if kind.mixer == "mamba":
-        (n_in, k_in), (n_out, k_out) = mamba_linears(model, tp)
+    if kind.mixer in ("mamba", "gdn"):
+        block = mamba_linears(model, tp) if kind.mixer == "mamba" else gdn_linears(model, tp)
+        (n_in, k_in), (n_out, k_out) = block
         out = [(n_in, k_in, False), (n_out, k_out, True)]
     elif kind.mixer == "attention" and model.kv_lora_rank:
         linears = attention_linears(model, tp)
         out = [(n, k, i == len(linears) - 1) for i, (n, k) in enumerate(linears)]
     elif kind.mixer == "attention":
         d, heads, kv = float(model.head_size), float(model.heads), float(model.kv_heads)
-        out = [(heads * d / tp, hidden, False), (kv * d / tp, hidden, False)]
+        gate = 2.0 if model.attention_output_gate else 1.0
+        out = [(gate * heads * d / tp, hidden, False), (kv * d / tp, hidden, False)]
         out += [(kv * d / tp, hidden, False), (hidden, heads * d / tp, True)]
     if kind.ffn == "moe":
         out.append((float(model.routed_experts), hidden, True))
@@ -350,6 +395,15 @@ def alternate_matmuls(
             out.append((ffn / tp, hidden, False))
         out.append((hidden, ffn / tp, True))
     return out
+
+
+def expert_gemm_ops(model: ModelSpec, p: PlanBatch, eff: Efficiency, stack: Stack) -> Any:
+    """Host operations of one MoE layer's routed-expert GEMMs forward: per local expert
+    (``host_ops_per_local_expert_fwd`` each), or one per projection where the stack launches
+    them as one grouped kernel (``Stack.moe_expert_gemms``)."""
+    if stack.moe_expert_gemms == "single-kernel":
+        return eff.host.host_ops_per_local_expert_fwd
+    return eff.host.host_ops_per_local_expert_fwd * (model.routed_experts / p.ep)
 
 
 def host_issue_s(
@@ -370,11 +424,11 @@ def host_issue_s(
         )
     elif kind.mixer == "mamba":
         mixer = eff.host.host_ops_mamba_fwd
+    elif kind.mixer == "gdn":
+        mixer = eff.host.host_ops_linear_attention_fwd
     ffn: Any = 0.0
     if kind.ffn == "moe":
-        ffn = eff.host.host_ops_moe_fwd + eff.host.host_ops_per_local_expert_fwd * (
-            model.routed_experts / p.ep
-        )
+        ffn = eff.host.host_ops_moe_fwd + expert_gemm_ops(model, p, eff, stack)
         if stack.cuda_graphs in ("router", "attention"):
             ffn = ffn - eff.host.host_ops_router_fwd
         if model.shared_experts:
@@ -396,7 +450,7 @@ def post_sync_host_s(model: ModelSpec, p: PlanBatch, eff: Efficiency, stack: Sta
     ops = (
         eff.host.host_ops_moe_fwd
         - eff.host.host_ops_router_fwd
-        + eff.host.host_ops_per_local_expert_fwd * (model.routed_experts / p.ep)
+        + expert_gemm_ops(model, p, eff, stack)
     )
     result: FloatArray = ops * eff.host.host_op_s * one
     return result

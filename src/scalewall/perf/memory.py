@@ -77,6 +77,15 @@ def mamba_activation_elements(model: ModelSpec) -> tuple[float, float]:
     return 2.0 * model.hidden, sharded + 4.0 * model.mamba_heads
 
 
+def gdn_activation_elements(model: ModelSpec) -> float:
+    """Activation elements per token one Gated DeltaNet layer keeps for backward, sharded over
+    TP: the input projections' output (q, k, v, z, beta, a), the convolution's output (q, k,
+    v), the chunk kernels' output and the gated norm's, and the FP32 decay and beta per value
+    head (2 x 2, in BF16 elements)."""
+    key, value, width = counts.gdn_widths(model)
+    return float(width + (2 * key + value) + 2 * value + 4 * model.linear_value_heads)
+
+
 def activation_bytes_per_layer(
     model: ModelSpec,
     p: PlanBatch,
@@ -113,6 +122,8 @@ def activation_bytes_per_layer(
         # input is the block's normed input, counted above).
         ffn_acts = ffn_acts + ACT_BYTES * model.moe_latent
     qkvo = model.heads * (d_qk + d_v) + model.kv_heads * (d_qk + d_v) if attention else 0.0
+    if attention and model.attention_output_gate:
+        qkvo += model.heads * d_v  # the gate, kept for the product's backward
     sharded: FloatArray | float = 2.0 * qkvo
     if model.kv_lora_rank and attention and stack.recompute_mla_up_proj:
         # Q, K and V are rebuilt from the latents in backward: only the context is kept.
@@ -122,6 +133,8 @@ def activation_bytes_per_layer(
         rep_elements, shard_elements = mamba_activation_elements(model)
         replicated = replicated - 4.0 * hidden + ACT_BYTES * rep_elements
         sharded = sharded + ACT_BYTES * shard_elements
+    elif kind.mixer == "gdn":
+        sharded = sharded + ACT_BYTES * gdn_activation_elements(model)
     if attention and not stack.flash_attention:
         scores = (5.0 if model.dropout else 2.0) * model.heads * p.seq_len
         sharded = sharded + np.where(p.recompute == RECOMPUTE["none"], scores, 0.0)
@@ -135,6 +148,8 @@ def activation_bytes_per_layer(
     projection = model.heads * d_v if attention else 0.0
     if kind.mixer == "mamba":
         projection = float(counts.mamba_inner(model))
+    elif kind.mixer == "gdn":
+        projection = float(counts.gdn_widths(model)[1])
     per_token = per_token - np.where(fp8, (projection + ffn) / p.tp, 0.0)
     layer_input = np.where(p.sequence_parallel > 0, ACT_BYTES * hidden / p.tp, ACT_BYTES * hidden)
     if stack.selective_recompute == "alternate-matmuls":

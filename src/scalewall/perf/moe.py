@@ -92,7 +92,7 @@ def stage_layer_mix(model: ModelSpec, p: PlanBatch) -> dict[str, dict[LayerKind,
     follow the dense ones; a hybrid model's is the middle stage with the most matmul weights
     a token passes through (``counts.kind_matmul_params``)."""
     kinds = counts.layer_kinds(model)
-    if model.layer_pattern:
+    if model.layer_pattern or model.mixer_pattern:
         return _pattern_mix(model, p, kinds)
     total = float(model.layers)
     if not model.is_moe:
@@ -117,11 +117,12 @@ def stage_layer_mix(model: ModelSpec, p: PlanBatch) -> dict[str, dict[LayerKind,
 def _pattern_mix(
     model: ModelSpec, p: PlanBatch, kinds: tuple[LayerKind, ...]
 ) -> dict[str, dict[LayerKind, FloatArray]]:
-    """``stage_layer_mix`` of a hybrid pattern, from prefix counts of each kind."""
-    pattern = model.layer_pattern
-    total = len(pattern)
+    """``stage_layer_mix`` of a model whose layers differ (``counts.layer_sequence``), from
+    prefix counts of each kind."""
+    sequence = counts.layer_sequence(model)
+    total = len(sequence)
     prefix = {
-        kind: np.concatenate(([0.0], np.cumsum([counts.PATTERN_KINDS[c] == kind for c in pattern])))
+        kind: np.concatenate(([0.0], np.cumsum([layer == kind for layer in sequence])))
         for kind in kinds
     }
     weight = {kind: counts.kind_matmul_params(model, kind) for kind in kinds}

@@ -164,6 +164,7 @@ class Case:
             "nemomoe",
             "nemotronh",
             "nemo",
+            "qwen3next",
             "nanotron",
             "bloom",
             "mtnlg",
@@ -325,6 +326,14 @@ def nemotron_hybrid_runs_path() -> Path:
     return _data_path("nemotron_hybrid_runs.json")
 
 
+def qwen3_next_runs_path() -> Path:
+    """The two published training measurements of Gated DeltaNet models: Qwen3-Next-80B-A3B on
+    128 H100 (NVIDIA's Megatron-MoE-ModelZoo) and Qwen3.5-35B-A3B on 16 H100 (a Megatron-Bridge
+    model verification card), each model stated by its config.json. Out of sample: no constant
+    is fitted to them; ``tests/validation/test_hybrid_runs.py`` holds the bounds."""
+    return _data_path("qwen3_next_runs.json")
+
+
 def held_out_runs_paths() -> tuple[Path, ...]:
     """The runs files shipped in the package that no constant is fitted to: the out-of-sample
     check beside ``validate --cv source``."""
@@ -337,6 +346,7 @@ def held_out_runs_paths() -> tuple[Path, ...]:
         nemo_moe_tables_runs_path(),
         amd_rocm_runs_path(),
         nemotron_hybrid_runs_path(),
+        qwen3_next_runs_path(),
     )
 
 

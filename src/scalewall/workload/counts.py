@@ -37,13 +37,31 @@ MLP = LayerKind("", "dense")
 MOE_FFN = LayerKind("", "moe")
 PATTERN_KINDS = {"M": MAMBA, "*": ATTENTION, "-": MLP, "E": MOE_FFN}
 """The layer kind of each ``ModelSpec.layer_pattern`` character."""
-KIND_ORDER = (DENSE, MOE, MAMBA, ATTENTION, MLP, MOE_FFN)
+LINEAR_DENSE = LayerKind("gdn", "dense")
+"""A Gated DeltaNet layer with a dense MLP."""
+LINEAR_MOE = LayerKind("gdn", "moe")
+"""A Gated DeltaNet layer with an MoE (Qwen3-Next, Qwen3.5)."""
+KIND_ORDER = (DENSE, MOE, LINEAR_DENSE, LINEAR_MOE, MAMBA, ATTENTION, MLP, MOE_FFN)
+
+
+def layer_sequence(model: ModelSpec) -> tuple[LayerKind, ...]:
+    """Each layer's kind, first to last (a transformer's: attention with a dense or MoE FFN
+    by ``is_moe_layer``; ``mixer_pattern`` sets the mixer; ``layer_pattern`` the block)."""
+    if model.layer_pattern:
+        return tuple(PATTERN_KINDS[c] for c in model.layer_pattern)
+    mixers = model.mixer_pattern or "A" * model.layers
+    return tuple(
+        LayerKind(
+            "attention" if mixer == "A" else "gdn", "moe" if is_moe_layer(model, i) else "dense"
+        )
+        for i, mixer in enumerate(mixers)
+    )
 
 
 def layer_kinds(model: ModelSpec) -> tuple[LayerKind, ...]:
     """The kinds of layer the model has, in ``KIND_ORDER``."""
-    if model.layer_pattern:
-        present = {PATTERN_KINDS[c] for c in model.layer_pattern}
+    if model.layer_pattern or model.mixer_pattern:
+        present = set(layer_sequence(model))
         return tuple(kind for kind in KIND_ORDER if kind in present)
     n_moe = num_moe_layers(model)
     kinds = ((DENSE, model.layers - n_moe), (MOE, n_moe))
@@ -52,11 +70,9 @@ def layer_kinds(model: ModelSpec) -> tuple[LayerKind, ...]:
 
 def kind_counts(model: ModelSpec) -> dict[LayerKind, int]:
     """Layers of each kind the model has, over all its layers."""
-    if model.layer_pattern:
-        return {
-            kind: sum(PATTERN_KINDS[c] == kind for c in model.layer_pattern)
-            for kind in layer_kinds(model)
-        }
+    if model.layer_pattern or model.mixer_pattern:
+        sequence = layer_sequence(model)
+        return {kind: sequence.count(kind) for kind in layer_kinds(model)}
     n_moe = num_moe_layers(model)
     return {kind: (n_moe if kind == MOE else model.layers - n_moe) for kind in layer_kinds(model)}
 
@@ -115,6 +131,8 @@ def attention_params(model: ModelSpec) -> float:
         return float(q + kv + out)
     d = model.head_size
     qkv = d_model * d * (heads + 2 * model.kv_heads)
+    if model.attention_output_gate:
+        qkv += d_model * d * heads  # the gate's half of the query projection
     out = heads * d * d_model
     bias = (d * (heads + 2 * model.kv_heads) + d_model) if model.linear_bias else 0
     return float(qkv + out + bias)
@@ -129,7 +147,7 @@ def ffn_params(model: ModelSpec, ffn_hidden: int, width: int = 0) -> float:
 
 
 def is_moe_layer(model: ModelSpec, index: int) -> bool:
-    """Layer ``index`` (0-based) is a mixture-of-experts layer."""
+    """Layer ``index`` (0-based) is a mixture-of-experts layer (a hybrid pattern's ``E``)."""
     if model.layer_pattern:
         return model.layer_pattern[index] == "E"
     if not model.is_moe or index < model.first_dense_layers:
@@ -178,6 +196,41 @@ def latent_projection_params(model: ModelSpec) -> float:
     return float(2 * model.hidden * model.moe_latent)
 
 
+def gdn_widths(model: ModelSpec) -> tuple[int, int, int]:
+    """Gated DeltaNet's query/key width (key heads x key head width), value width (value heads
+    x value head width) and the input projections' output width: q, k, v and the output gate z
+    (``in_proj_qkvz``), then beta and the decay's input a per value head (``in_proj_ba``)."""
+    key = model.linear_key_heads * model.linear_key_head_dim
+    value = model.linear_value_heads * model.linear_value_head_dim
+    return key, value, 2 * key + 2 * value + 2 * model.linear_value_heads
+
+
+def gdn_params(model: ModelSpec) -> tuple[float, float]:
+    """One Gated DeltaNet mixer's matmul parameters (input projections, output projection)
+    and the others: the depthwise convolution over q, k and v, A and dt bias per value head,
+    the gated norm's weight (transformers ``Qwen3NextGatedDeltaNet``)."""
+    key, value, width = gdn_widths(model)
+    matmul = float(model.hidden * width + value * model.hidden)
+    other = float(
+        (2 * key + value) * model.linear_conv_kernel
+        + 2 * model.linear_value_heads
+        + model.linear_value_head_dim
+    )
+    return matmul, other
+
+
+def gdn_flop_per_token(model: ModelSpec, seq_len: int) -> float:
+    """Forward FLOPs per token of one Gated DeltaNet layer's chunked delta rule (Yang et al.
+    2025, Sec. 3: the WY representation over chunks of C tokens), per value head: within a
+    chunk Q K^T, K K^T and their products with V and the WY factors (2 C (3 d_k + 2 d_v)),
+    across chunks the output from the state and the state's update (6 d_k d_v)."""
+    if not model.linear_value_heads:
+        return 0.0
+    c = float(min(model.linear_chunk, seq_len))
+    dk, dv = float(model.linear_key_head_dim), float(model.linear_value_head_dim)
+    return model.linear_value_heads * (2.0 * c * (3.0 * dk + 2.0 * dv) + 6.0 * dk * dv)
+
+
 def kind_ffn_width(model: ModelSpec, kind: LayerKind) -> float:
     """Width of a layer's dense FFN: the MLP's, an MoE layer's shared experts', 0 for none."""
     if kind.ffn == "moe":
@@ -194,6 +247,8 @@ def kind_params(model: ModelSpec, kind: LayerKind) -> LayerParams:
         mixer = attention_params(model)
     elif kind.mixer == "mamba":
         mixer, other = mamba_params(model)
+    elif kind.mixer == "gdn":
+        mixer, other = gdn_params(model)
     if kind.ffn == "moe":
         shared = model.shared_experts * ffn_params(model, model.expert_ffn_hidden)
         return LayerParams(
@@ -275,6 +330,11 @@ def attention_layers(model: ModelSpec) -> int:
     return sum(n for kind, n in kind_counts(model).items() if kind.mixer == "attention")
 
 
+def gdn_layers(model: ModelSpec) -> int:
+    """Gated DeltaNet layers (``L`` of a mixer pattern)."""
+    return sum(n for kind, n in kind_counts(model).items() if kind.mixer == "gdn")
+
+
 def mamba_layers(model: ModelSpec) -> int:
     """Mamba-2 layers (``M`` of a hybrid pattern)."""
     return sum(n for kind, n in kind_counts(model).items() if kind.mixer == "mamba")
@@ -320,4 +380,5 @@ def model_flop_per_token(model: ModelSpec, seq_len: int) -> float:
     """
     forward = matmul_flop_per_token(model) + attention_flop_per_token(model, seq_len, False)
     forward += mamba_layers(model) * ssd_flop_per_token(model, seq_len)
+    forward += gdn_layers(model) * gdn_flop_per_token(model, seq_len)
     return 3.0 * forward

@@ -147,8 +147,7 @@ def _sliding_window(cfg: dict[str, Any], layers: int, window: int) -> tuple[int,
 NON_TRANSFORMER_TYPES = frozenset(
     {
         "mamba", "mamba2", "falcon_mamba", "jamba", "zamba", "zamba2", "bamba", "falcon_h1",
-        "granitemoehybrid", "rwkv", "rwkv7", "recurrent_gemma", "qwen3_next", "qwen3_5",
-        "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text",
+        "granitemoehybrid", "rwkv", "rwkv7", "recurrent_gemma",
         "lfm2", "xlstm", "minimax", "minimax_m1",
     }
 )  # fmt: skip
@@ -157,8 +156,33 @@ describe (it models Mamba-2 blocks laid out as ``nemotron_h`` configs lay them o
 rather than modelled as attention layers."""
 
 ATTENTION_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
-"""``layer_types`` entries the step model describes (Gemma, gpt-oss, Qwen windows); any other
-(Qwen3-Next's and Qwen3.5's ``linear_attention``) is refused by name."""
+"""``layer_types`` entries the step model describes (Gemma, gpt-oss, Qwen windows), and
+``linear_attention`` in the Gated DeltaNet model types (``GATED_DELTANET_TYPES``); any other is
+refused by name."""
+
+GATED_DELTANET_TYPES = frozenset(
+    {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"}
+)
+"""Model types whose ``linear_attention`` layers are Gated DeltaNet (Qwen3-Next, Qwen3.5) and
+whose attention is gated: read into ``ModelSpec.mixer_pattern`` and the linear-attention
+fields."""
+
+
+def _mixer_pattern(cfg: dict[str, Any], layers: int, where: str) -> str:
+    """A Gated DeltaNet model's mixers: ``layer_types`` (``linear_attention`` L,
+    ``full_attention`` A), or every ``full_attention_interval``-th layer attention."""
+    kinds = cfg.get("layer_types")
+    if isinstance(kinds, list):
+        if len(kinds) != layers:
+            raise SpecError(
+                "layer_types", f"{len(kinds)} entries", f"one per layer: {layers}", where=where
+            )
+        return "".join("L" if k == "linear_attention" else "A" for k in kinds)
+    interval = _hf_int(cfg, "full_attention_interval", default=4, where=where)
+    if interval < 1:
+        raise SpecError("full_attention_interval", interval, "a positive integer", where=where)
+    return "".join("A" if (i + 1) % interval == 0 else "L" for i in range(layers))
+
 
 _BLOCK_TYPES = {"mamba": "M", "attention": "*", "mlp": "-", "moe": "E"}
 """``layers_block_type`` entries of a ``nemotron_h`` config and their pattern characters."""
@@ -242,8 +266,11 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
             where=where,
         )
     kinds = cfg.get("layer_types")
+    known = ATTENTION_LAYER_TYPES | (
+        {"linear_attention"} if model_type in GATED_DELTANET_TYPES else set()
+    )
     if isinstance(kinds, list):
-        other = sorted({str(k) for k in kinds} - ATTENTION_LAYER_TYPES)
+        other = sorted({str(k) for k in kinds} - known)
         if other:
             raise SpecError(
                 "layer_types",
@@ -384,7 +411,23 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         sliding_window=window,
         full_attention_layers=full_layers,
         **(_mamba_fields(cfg, num, pattern) if hybrid else {}),
+        **(_gdn_fields(cfg, num, layers, where) if model_type in GATED_DELTANET_TYPES else {}),
     )
+
+
+def _gdn_fields(cfg: dict[str, Any], num: Any, layers: int, where: str) -> dict[str, Any]:
+    """The Gated DeltaNet fields of a Qwen3-Next or Qwen3.5 config: the mixer pattern, the
+    linear-attention heads and widths, the convolution, and the gated attention (transformers
+    ``Qwen3NextAttention`` always gates; Qwen3.5 configs state ``attn_output_gate``)."""
+    return {
+        "mixer_pattern": _mixer_pattern(cfg, layers, where),
+        "attention_output_gate": bool(cfg.get("attn_output_gate", True)),
+        "linear_key_heads": num("linear_num_key_heads"),
+        "linear_value_heads": num("linear_num_value_heads"),
+        "linear_key_head_dim": num("linear_key_head_dim"),
+        "linear_value_head_dim": num("linear_value_head_dim"),
+        "linear_conv_kernel": num("linear_conv_kernel_dim", default=4),
+    }
 
 
 def _mamba_fields(cfg: dict[str, Any], num: Any, pattern: str) -> dict[str, Any]:

@@ -90,3 +90,29 @@ def test_latent_experts_dispatch_their_latent_width() -> None:
     latent_f, _ = expert_comm_times(model, cluster, batch, EFF, stack, tokens)
     wide_f, _ = expert_comm_times(wide, cluster, batch, EFF, stack, tokens)
     assert 0.0 < latent_f[0] < wide_f[0] * 0.5
+
+
+def test_a_gated_deltanet_estimate_runs_end_to_end() -> None:
+    model = model_from_hf_config(CONFIGS["Qwen/Qwen3-Next-80B-A3B-Instruct"], "next.json")
+    plan = ParallelPlan(
+        tp=1, pp=4, dp=32, ep=32, vpp=3, global_batch=256, seq_len=4096, micro_batch=1, zero=1
+    )
+    result = estimate(model, resolve_cluster(gpu="h100-sxm-80gb", gpus=128), plan)
+    assert result.fits
+    assert 0.02 < result.mfu < 0.7
+    assert np.isclose(sum(result.breakdown_s.values()), result.step_time_s)
+
+
+def test_one_grouped_kernel_issues_fewer_operations_than_per_expert_gemms() -> None:
+    from scalewall.perf.layers import host_issue_s
+
+    model = model_from_hf_config(CONFIGS["Qwen/Qwen3-Next-80B-A3B-Instruct"], "next.json")
+    plan = ParallelPlan(tp=1, pp=1, dp=16, ep=16, global_batch=1024, seq_len=4096, micro_batch=1)
+    batch = _batch(model, plan)
+    per_expert = host_issue_s(model, batch, EFF, Stack(), counts.LINEAR_MOE)
+    grouped = host_issue_s(
+        model, batch, EFF, Stack(moe_expert_gemms="single-kernel"), counts.LINEAR_MOE
+    )
+    # 32 local experts x 2 GEMMs against one launch per projection.
+    saved = (32 - 1) * EFF.host.host_ops_per_local_expert_fwd * EFF.host.host_op_s
+    assert float(per_expert[0] - grouped[0]) == pytest.approx(saved)

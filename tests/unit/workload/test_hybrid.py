@@ -98,19 +98,56 @@ def test_nemotron_3_super_latent_experts_count_as_published() -> None:
 @pytest.mark.parametrize(
     ("extra", "field"),
     [
-        ({"model_type": "qwen3_5_moe_text"}, "model_type"),
-        ({"model_type": "qwen3_next"}, "model_type"),
+        ({"model_type": "jamba"}, "model_type"),
         (
             {"model_type": "llama", "layer_types": ["linear_attention", "full_attention"] * 2},
             "layer_types",
         ),
     ],
 )
-def test_linear_attention_layers_are_refused_not_read_as_attention(
+def test_other_linear_attention_layers_are_refused_not_read_as_attention(
     extra: dict[str, Any], field: str
 ) -> None:
-    """Qwen3-Next and Qwen3.5 (Gated DeltaNet layers) would otherwise be read as attention
-    in every layer: refused by name, as is any ``layer_types`` entry that is not attention."""
+    """Linear-attention or recurrent layers outside the Gated DeltaNet model types would
+    otherwise be read as attention in every layer: refused by name."""
     base = {"hidden_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 4}
     with pytest.raises(SpecError, match=field):
         model_from_hf_config({**base, "vocab_size": 1000, **extra}, "x.json")
+
+
+def test_qwen3_next_counts_as_published() -> None:
+    """The model card: 80B in total, 79B without the embeddings; three Gated DeltaNet layers
+    to one gated-attention layer, every layer MoE."""
+    cfg = CONFIGS["Qwen/Qwen3-Next-80B-A3B-Instruct"]
+    model = model_from_hf_config(cfg, "next.json")
+    assert model.mixer_pattern == "LLLA" * 12
+    assert model.attention_output_gate
+    assert counts.kind_counts(model) == {counts.MOE: 12, counts.LINEAR_MOE: 36}
+    assert counts.param_count(model) == pytest.approx(80e9, rel=0.01)
+    embeddings = 2 * model.vocab * model.hidden
+    assert counts.param_count(model) - embeddings == pytest.approx(79e9, rel=0.01)
+    # The same layout stated as layer_types reads the same.
+    listed = dict(cfg, layer_types=["linear_attention"] * 3 + ["full_attention"])
+    listed["layer_types"] = listed["layer_types"] * 12
+    assert model_from_hf_config(listed, "next.json").mixer_pattern == model.mixer_pattern
+    # Attention products only in the 12 attention layers.
+    assert counts.attention_layers(model) == 12
+    assert counts.gdn_flop_per_token(model, 4096) > 0.0
+
+
+def test_mixer_pattern_is_checked() -> None:
+    base: dict[str, Any] = dict(
+        id="g", name="g", layers=4, hidden=256, heads=4, kv_heads=4, ffn_hidden=512,
+        vocab=1000, activation="swiglu", source="test", mixer_pattern="LLLA",
+        linear_key_heads=2, linear_value_heads=4, linear_key_head_dim=32,
+        linear_value_head_dim=32,
+    )  # fmt: skip
+    ModelSpec(**base)
+    for changes, field in (
+        ({"mixer_pattern": "LLXA"}, "mixer_pattern"),
+        ({"mixer_pattern": "LLA"}, "mixer_pattern"),
+        ({"linear_key_heads": 3}, "linear_key_heads"),
+        ({"linear_value_heads": 0}, "linear_value_heads"),
+    ):
+        with pytest.raises(SpecError, match=field):
+            ModelSpec(**{**base, **changes})
