@@ -319,67 +319,59 @@ class ModelSpec:
         if self.mixer_pattern:
             self._check_mixers(where)
 
-    def _check_mixers(self, where: str) -> None:
-        """A mixer pattern: one known character per layer, with the linear-attention fields."""
-        pattern = self.mixer_pattern
-        if not isinstance(pattern, str) or set(pattern) - set(MIXER_PATTERN_CHARS):
-            raise SpecError(
-                "mixer_pattern",
-                pattern,
-                "a string of A (attention) and L (Gated DeltaNet) characters",
-                where=where,
-            )
+    def _check_layer_string(self, name: str, chars: str, described: str, where: str) -> None:
+        """A per-layer pattern field: only ``chars``, one character per layer."""
+        pattern = getattr(self, name)
+        if not isinstance(pattern, str) or set(pattern) - set(chars):
+            raise SpecError(name, pattern, f"a string of {described} characters", where=where)
         if len(pattern) != self.layers:
             raise SpecError(
-                "mixer_pattern",
-                f"{len(pattern)} characters",
-                f"one per layer: {self.layers}",
+                name, f"{len(pattern)} characters", f"one per layer: {self.layers}", where=where
+            )
+
+    def _require_counts(self, names: tuple[str, ...], reason: str, where: str) -> None:
+        """Each of ``names`` at least 1 (the layers ``reason`` names need them)."""
+        for name in names:
+            if getattr(self, name) < 1:
+                raise SpecError(
+                    name, getattr(self, name), f"at least 1 where {reason}", where=where
+                )
+
+    def _check_divides(self, name: str, whole: str, what: str, where: str) -> None:
+        """``name`` divides ``whole`` (its heads into equal groups)."""
+        if getattr(self, whole) % getattr(self, name):
+            raise SpecError(
+                name,
+                getattr(self, name),
+                f"must divide the {getattr(self, whole)} {what}",
                 where=where,
             )
+
+    def _check_mixers(self, where: str) -> None:
+        """A mixer pattern: one known character per layer, with the linear-attention fields."""
+        self._check_layer_string(
+            "mixer_pattern", MIXER_PATTERN_CHARS, "A (attention) and L (Gated DeltaNet)", where
+        )
         if self.layer_pattern:
             raise SpecError(
-                "mixer_pattern", pattern, "empty where layer_pattern is set", where=where
+                "mixer_pattern", self.mixer_pattern, "empty where layer_pattern is set", where=where
             )
-        if "L" in pattern:
-            for name in (
-                "linear_key_heads",
-                "linear_value_heads",
-                "linear_key_head_dim",
-                "linear_value_head_dim",
-            ):
-                if getattr(self, name) < 1:
-                    raise SpecError(
-                        name,
-                        getattr(self, name),
-                        "at least 1 where mixer_pattern has L",
-                        where=where,
-                    )
-            if self.linear_value_heads % self.linear_key_heads:
-                raise SpecError(
-                    "linear_key_heads",
-                    self.linear_key_heads,
-                    f"must divide the {self.linear_value_heads} linear value heads",
-                    where=where,
-                )
+        if "L" in self.mixer_pattern:
+            self._require_counts(LINEAR_ATTENTION_FIELDS, "mixer_pattern has L", where)
+            self._check_divides(
+                "linear_key_heads", "linear_value_heads", "linear value heads", where
+            )
 
     def _check_pattern(self, where: str) -> None:
         """A hybrid layer pattern: one known character per layer, with the fields each kind of
         layer needs."""
         pattern = self.layer_pattern
-        if not isinstance(pattern, str) or set(pattern) - set(LAYER_PATTERN_CHARS):
-            raise SpecError(
-                "layer_pattern",
-                pattern,
-                "a string of M (Mamba-2), * (attention), - (MLP) and E (MoE) characters",
-                where=where,
-            )
-        if len(pattern) != self.layers:
-            raise SpecError(
-                "layer_pattern",
-                f"{len(pattern)} characters",
-                f"one per layer: {self.layers}",
-                where=where,
-            )
+        self._check_layer_string(
+            "layer_pattern",
+            LAYER_PATTERN_CHARS,
+            "M (Mamba-2), * (attention), - (MLP) and E (MoE)",
+            where,
+        )
         if "E" in pattern and not self.routed_experts:
             raise SpecError(
                 "routed_experts",
@@ -392,21 +384,9 @@ class ModelSpec:
                 "layer_pattern", pattern, "MoE layers (E) where routed_experts is set", where=where
             )
         if "M" in pattern:
-            for name in ("mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups"):
-                if getattr(self, name) < 1:
-                    raise SpecError(
-                        name,
-                        getattr(self, name),
-                        "at least 1 where layer_pattern has M",
-                        where=where,
-                    )
-            if self.mamba_heads % self.mamba_groups:
-                raise SpecError(
-                    "mamba_groups",
-                    self.mamba_groups,
-                    f"must divide the {self.mamba_heads} Mamba heads",
-                    where=where,
-                )
+            names = ("mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups")
+            self._require_counts(names, "layer_pattern has M", where)
+            self._check_divides("mamba_groups", "mamba_heads", "Mamba heads", where)
         for name in ("first_dense_layers", "sliding_window"):
             if getattr(self, name):
                 raise SpecError(
@@ -436,6 +416,14 @@ class ModelSpec:
         pairs = ((self.sliding_window, 1.0 - full), (0, full))
         return tuple(pair for pair in pairs if pair[1] > 0)
 
+
+LINEAR_ATTENTION_FIELDS = (
+    "linear_key_heads",
+    "linear_value_heads",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+)
+"""``ModelSpec`` fields a Gated DeltaNet layer needs (at least 1 each)."""
 
 MIXER_PATTERN_CHARS = "AL"
 """``ModelSpec.mixer_pattern`` characters: attention, Gated DeltaNet."""
