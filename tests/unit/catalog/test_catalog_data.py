@@ -374,3 +374,26 @@ def test_every_accelerator_states_usable_hbm(entry_id: str) -> None:
     acc = catalog.accelerator(entry_id)
     assert acc.hbm_usable_bytes > 0
     assert 0.9 * acc.hbm_bytes / 1e9 * 2**30 <= acc.hbm_usable_bytes <= acc.hbm_bytes / 1e9 * 2**30
+
+
+@pytest.mark.parametrize(
+    "model_id",
+    [
+        "nemotron-h-8b",
+        "nemotron-h-56b",
+        "nemotron-3-nano-30b-a3b",
+        "nemotron-3-super-120b-a12b",
+        "qwen3-next-80b-a3b",
+    ],
+)
+def test_hybrid_model_counts_match_their_sources(model_id: str) -> None:
+    """Mamba-2 (layer_pattern) and Gated DeltaNet (mixer_pattern) hybrids count to their
+    published totals; a published active figure lies between the active count without the
+    embeddings and with them (the sources round and differ in which they leave out)."""
+    m = catalog.model(model_id)
+    assert m.layer_pattern or m.mixer_pattern
+    assert param_count(m) == pytest.approx(m.params_published, rel=0.02)
+    if m.active_params_published:
+        active = active_param_count(m)
+        bare = active - m.vocab * m.hidden * (1 if m.tied_embeddings else 2)
+        assert 0.9 * bare <= m.active_params_published <= 1.02 * active
