@@ -66,15 +66,16 @@ def stage_param_parts(model: ModelSpec, p: PlanBatch) -> dict[str, tuple[FloatAr
     }
 
 
-def mamba_activation_elements(model: ModelSpec) -> tuple[float, float]:
-    """Activation elements per token one Mamba-2 layer keeps for backward, (replicated over
-    TP, sharded over TP): the block's input and its normed copy (2 D); the input projection's
-    output z, x, B, C, dt; the convolution's output x, B, C; the SSD output y and the gated
-    norm's output (h P each); dt and its cumulative decay in FP32 (2 x 2 h, in BF16 elements)."""
+def mamba_activation_elements(model: ModelSpec) -> float:
+    """Activation elements per token one Mamba-2 layer keeps for backward beyond its block
+    input and normed copy (the replicated part every block keeps), sharded over TP: the input
+    projection's output z, x, B, C, dt; the convolution's output x, B, C; the SSD output y and
+    the gated norm's output (h P each); dt and its cumulative decay in FP32 (2 x 2 h, in BF16
+    elements)."""
     inner = float(counts.mamba_inner(model))
     groups_state = float(model.mamba_groups * model.mamba_state)
     sharded = counts.mamba_in_proj_width(model) + (inner + 2.0 * groups_state) + 2.0 * inner
-    return 2.0 * model.hidden, sharded + 4.0 * model.mamba_heads
+    return sharded + 4.0 * model.mamba_heads
 
 
 def gdn_activation_elements(model: ModelSpec) -> float:
@@ -130,9 +131,7 @@ def activation_bytes_per_layer(
         sharded = np.where(p.recompute == RECOMPUTE["selective"], 2.0 * model.heads * d_v, sharded)
     sharded = sharded + ffn_acts
     if kind.mixer == "mamba":
-        rep_elements, shard_elements = mamba_activation_elements(model)
-        replicated = replicated - 4.0 * hidden + ACT_BYTES * rep_elements
-        sharded = sharded + ACT_BYTES * shard_elements
+        sharded = sharded + ACT_BYTES * mamba_activation_elements(model)
     elif kind.mixer == "gdn":
         sharded = sharded + ACT_BYTES * gdn_activation_elements(model)
     if attention and not stack.flash_attention:

@@ -375,13 +375,19 @@ def _per_size(
 
 def _model_flop_per_token(model: ModelSpec, p: PlanBatch) -> FloatArray:
     """Megatron's model FLOPs per token (6N-style matmuls plus full-square attention, and a
-    hybrid model's SSD products: ``counts.model_flop_per_token``)."""
+    hybrid model's chunked-scan products: ``counts.model_flop_per_token`` per plan row)."""
     matmul = counts.matmul_flop_per_token(model)
     attention = counts.attention_flop_per_token(model, 1, causal_half=False)
     result: FloatArray = 3.0 * (matmul + attention * p.seq_len)
-    if model.layer_pattern:
-        ssd = np.vectorize(lambda s: counts.ssd_flop_per_token(model, int(s)))(p.seq_len)
-        result = result + 3.0 * counts.mamba_layers(model) * ssd
+    if model.layer_pattern or model.mixer_pattern:
+        # The chunked scans' products (Mamba-2 SSD, Gated DeltaNet), which grow with the chunk.
+        def scans(seq_len: float) -> float:
+            s = int(seq_len)
+            return counts.mamba_layers(model) * counts.ssd_flop_per_token(
+                model, s
+            ) + counts.gdn_layers(model) * counts.gdn_flop_per_token(model, s)
+
+        result = result + 3.0 * np.vectorize(scans)(p.seq_len)
     return result
 
 

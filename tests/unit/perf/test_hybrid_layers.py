@@ -116,3 +116,21 @@ def test_one_grouped_kernel_issues_fewer_operations_than_per_expert_gemms() -> N
     # 32 local experts x 2 GEMMs against one launch per projection.
     saved = (32 - 1) * EFF.host.host_ops_per_local_expert_fwd * EFF.host.host_op_s
     assert float(per_expert[0] - grouped[0]) == pytest.approx(saved)
+
+
+@pytest.mark.parametrize(
+    "name", ["nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "Qwen/Qwen3-Next-80B-A3B-Instruct"]
+)
+def test_the_mfu_numerator_counts_the_chunked_scans(name: str) -> None:
+    """The step model's model FLOPs per token are ``counts.model_flop_per_token``'s, Mamba-2's
+    SSD and Gated DeltaNet's delta rule included, at each row's sequence length."""
+    from scalewall.perf.step import _model_flop_per_token
+
+    model = model_from_hf_config(CONFIGS[name], "m.json")
+    plans = [
+        ParallelPlan(tp=1, pp=1, dp=8, ep=8, global_batch=64, seq_len=s, micro_batch=1)
+        for s in (2048, 8192)
+    ]
+    got = _model_flop_per_token(model, PlanBatch.from_plans(model, plans))
+    for value, seq in zip(got, (2048, 8192), strict=True):
+        assert value == pytest.approx(counts.model_flop_per_token(model, seq), rel=1e-12)
