@@ -395,10 +395,26 @@ MODEL_EXTRA_FIELDS = (
     "mtp_layers",
     "sliding_window",
     "full_attention_layers",
+    "layer_pattern",
+    "mamba_heads",
+    "mamba_head_dim",
+    "mamba_state",
+    "mamba_groups",
+    "mamba_conv_kernel",
+    "mamba_chunk",
+    "mixer_pattern",
+    "attention_output_gate",
+    "linear_key_heads",
+    "linear_value_heads",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+    "linear_conv_kernel",
+    "linear_chunk",
 )
 """Shape fields a case's ``model`` may state beside the format's main ones (MLA ranks, MTP,
-windows, ...): named as in the catalog's model files."""
-MOE_EXTRA_FIELDS = ("moe_layer_freq", "router_groups", "router_group_topk")
+windows, a hybrid model's layer or mixer pattern with its Mamba-2 or Gated DeltaNet fields):
+named as in the catalog's model files."""
+MOE_EXTRA_FIELDS = ("moe_layer_freq", "router_groups", "router_group_topk", "moe_latent")
 
 
 def _model(case_id: str, data: dict[str, Any], tp: int, base: Path | None = None) -> ModelSpec:

@@ -151,3 +151,36 @@ def test_mixer_pattern_is_checked() -> None:
     ):
         with pytest.raises(SpecError, match=field):
             ModelSpec(**{**base, **changes})
+
+
+def test_a_runs_file_states_a_hybrid_shape_inline(tmp_path: Path) -> None:
+    """The runs format's inline shape takes the hybrid fields (layer pattern, Mamba-2, LatentMoE
+    width) and reads to the same parameters as the model's config.json."""
+    from scalewall.validation.runs import read_runs_file
+
+    shape = {
+        "layers": 52, "hidden": 2688, "heads": 32, "kv_heads": 2, "head_dim": 128,
+        "ffn_hidden": 1856, "vocab": 131072, "activation": "relu",
+        "layer_pattern": NANO_PATTERN, "mamba_heads": 64, "mamba_head_dim": 64,
+        "mamba_state": 128, "mamba_groups": 8,
+        "moe": {"routed_experts": 128, "shared_experts": 2, "top_k": 6,
+                "expert_ffn_hidden": 1856, "first_dense_layers": 0},
+    }  # fmt: skip
+    case = {
+        "id": "inline_nano",
+        "source": "test",
+        "model": shape,
+        "training": {"seq_len": 4096, "global_batch": 512, "micro_batch": 4, "precision": "bf16"},
+        "plan": {"tp": 1, "pp": 1, "ep": 8},
+        "hardware": {"gpu": "h100-sxm-80gb", "gpus": 8},
+        "published": {"step_time_s": 15.6},
+    }
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"format": "scalewall-runs/1", "cases": [case]}))
+    read = read_runs_file(path)
+    assert not read.errors
+    inline = read.cases[0].model
+    assert inline.layer_pattern == NANO_PATTERN
+    assert counts.param_count(inline) == pytest.approx(
+        counts.param_count(model_from_hf_config(NANO, "nano.json")), rel=1e-9
+    )
