@@ -43,7 +43,8 @@ def stage_param_parts(model: ModelSpec, p: PlanBatch) -> dict[str, tuple[FloatAr
     for kind in counts.layer_kinds(model):
         params = counts.kind_params(model, kind)
         replicated[kind] = params.total - params.mlp_routed
-        routed[kind] = params.mlp_routed / (p.ep * p.etp)
+        # A layer without routed experts holds none: no array to divide.
+        routed[kind] = params.mlp_routed / (p.ep * p.etp) if params.mlp_routed else 0.0
     mtp_kind = counts.MOE if model.is_moe else counts.DENSE
     mtp_layer = counts.kind_params(model, mtp_kind)
     mtp_dense = model.mtp_layers * (
@@ -51,11 +52,17 @@ def stage_param_parts(model: ModelSpec, p: PlanBatch) -> dict[str, tuple[FloatAr
     )
     mtp_expert = model.mtp_layers * mtp_layer.mlp_routed / (p.ep * p.etp)
 
+    def total(name: str, per_layer: dict[LayerKind, Any]) -> FloatArray:
+        result: FloatArray = np.zeros_like(p.tp)
+        for kind, n in mix[name].items():
+            result = result + n * per_layer[kind]
+        return result
+
     def dense(name: str) -> FloatArray:
-        return sum((n * replicated[kind] for kind, n in mix[name].items()), np.zeros_like(p.tp))
+        return total(name, replicated)
 
     def expert(name: str) -> FloatArray:
-        return sum((n * routed[kind] for kind, n in mix[name].items()), np.zeros_like(p.tp))
+        return total(name, routed)
 
     first = dense("first") + embed + np.where(single, 0.0 if model.tied_embeddings else out, 0.0)
     last = np.where(single, first, dense("last") + out) + mtp_dense
