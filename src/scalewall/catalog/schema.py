@@ -384,8 +384,7 @@ class ModelSpec:
                 "layer_pattern", pattern, "MoE layers (E) where routed_experts is set", where=where
             )
         if "M" in pattern:
-            names = ("mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups")
-            self._require_counts(names, "layer_pattern has M", where)
+            self._require_counts(MAMBA_REQUIRED_FIELDS, "layer_pattern has M", where)
             self._check_divides("mamba_groups", "mamba_heads", "Mamba heads", where)
         for name in ("first_dense_layers", "sliding_window"):
             if getattr(self, name):
@@ -425,6 +424,13 @@ LINEAR_ATTENTION_FIELDS = (
 )
 """``ModelSpec`` fields a Gated DeltaNet layer needs (at least 1 each)."""
 
+LINEAR_ATTENTION_SHAPE_FIELDS = (*LINEAR_ATTENTION_FIELDS, "linear_conv_kernel", "linear_chunk")
+"""Every Gated DeltaNet field of ``ModelSpec``."""
+MAMBA_REQUIRED_FIELDS = ("mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups")
+"""``ModelSpec`` fields a Mamba-2 layer needs (at least 1 each)."""
+MAMBA_FIELDS = (*MAMBA_REQUIRED_FIELDS, "mamba_conv_kernel", "mamba_chunk")
+"""Every Mamba-2 field of ``ModelSpec``."""
+
 MIXER_PATTERN_CHARS = "AL"
 """``ModelSpec.mixer_pattern`` characters: attention, Gated DeltaNet."""
 
@@ -461,18 +467,8 @@ _MODEL_NON_NEGATIVE = (
     "sliding_window",
     "full_attention_layers",
     "moe_latent",
-    "linear_key_heads",
-    "linear_value_heads",
-    "linear_key_head_dim",
-    "linear_value_head_dim",
-    "linear_conv_kernel",
-    "linear_chunk",
-    "mamba_heads",
-    "mamba_head_dim",
-    "mamba_state",
-    "mamba_groups",
-    "mamba_conv_kernel",
-    "mamba_chunk",
+    *LINEAR_ATTENTION_SHAPE_FIELDS,
+    *MAMBA_FIELDS,
 )
 
 

@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from scalewall import catalog
-from scalewall.catalog.schema import Fabric, Link, ModelSpec, System
+from scalewall.catalog.schema import (
+    LINEAR_ATTENTION_SHAPE_FIELDS,
+    MAMBA_FIELDS,
+    Fabric,
+    Link,
+    ModelSpec,
+    System,
+)
 from scalewall.cluster import default_system
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Stack
@@ -396,20 +403,10 @@ MODEL_EXTRA_FIELDS = (
     "sliding_window",
     "full_attention_layers",
     "layer_pattern",
-    "mamba_heads",
-    "mamba_head_dim",
-    "mamba_state",
-    "mamba_groups",
-    "mamba_conv_kernel",
-    "mamba_chunk",
+    *MAMBA_FIELDS,
     "mixer_pattern",
     "attention_output_gate",
-    "linear_key_heads",
-    "linear_value_heads",
-    "linear_key_head_dim",
-    "linear_value_head_dim",
-    "linear_conv_kernel",
-    "linear_chunk",
+    *LINEAR_ATTENTION_SHAPE_FIELDS,
 )
 """Shape fields a case's ``model`` may state beside the format's main ones (MLA ranks, MTP,
 windows, a hybrid model's layer or mixer pattern with its Mamba-2 or Gated DeltaNet fields):
