@@ -231,10 +231,14 @@ def step_model(
     model_rate = _model_flop_per_token(model, p) * tokens_step / step / num_gpus
     # Hardware FLOPs in the same convention plus what recomputation redoes (Korthikanti et al.
     # 2022, Sec. 6: HFU counts the recomputed forward): full recompute redoes every layer's
-    # forward, selective only the attention core (or, under op-level selective checkpointing,
-    # every second matmul of each block).
+    # forward (a hybrid's scans too), selective only the attention core (or, under op-level
+    # selective checkpointing, every second matmul of each block).
     attention = counts.attention_flop_per_token(model, 1, causal_half=False) * p.seq_len
-    layer_fwd_flop = counts.matmul_flop_per_token(model) - 2.0 * model.hidden * model.vocab
+    layer_fwd_flop = (
+        counts.matmul_flop_per_token(model)
+        - 2.0 * model.hidden * model.vocab
+        + _scan_flop_per_token(model, p)
+    )
     selective = attention
     if stack.selective_recompute == "alternate-matmuls":
         selective = np.full_like(attention, selective_matmul_flop_per_token(model))
@@ -373,21 +377,27 @@ def _per_size(
     return fn(cluster, eff, num_gpus)
 
 
+def _scan_flop_per_token(model: ModelSpec, p: PlanBatch) -> FloatArray:
+    """Forward FLOPs per token of a hybrid model's chunked scans (Mamba-2's SSD, Gated
+    DeltaNet's delta rule) at each row's sequence length; 0 for a transformer."""
+    if not (model.layer_pattern or model.mixer_pattern):
+        return np.zeros_like(p.seq_len)
+
+    def scans(seq_len: float) -> float:
+        s = int(seq_len)
+        ssd = counts.mamba_layers(model) * counts.ssd_flop_per_token(model, s)
+        return ssd + counts.gdn_layers(model) * counts.gdn_flop_per_token(model, s)
+
+    result: FloatArray = np.vectorize(scans, otypes=[np.float64])(p.seq_len)
+    return result
+
+
 def _model_flop_per_token(model: ModelSpec, p: PlanBatch) -> FloatArray:
     """Megatron's model FLOPs per token (6N-style matmuls plus full-square attention, and a
     hybrid model's chunked-scan products: ``counts.model_flop_per_token`` per plan row)."""
     matmul = counts.matmul_flop_per_token(model)
     attention = counts.attention_flop_per_token(model, 1, causal_half=False)
-    result: FloatArray = 3.0 * (matmul + attention * p.seq_len)
-    if model.layer_pattern or model.mixer_pattern:
-        # The chunked scans' products (Mamba-2 SSD, Gated DeltaNet), which grow with the chunk.
-        def scans(seq_len: float) -> float:
-            s = int(seq_len)
-            return counts.mamba_layers(model) * counts.ssd_flop_per_token(
-                model, s
-            ) + counts.gdn_layers(model) * counts.gdn_flop_per_token(model, s)
-
-        result = result + 3.0 * np.vectorize(scans)(p.seq_len)
+    result: FloatArray = 3.0 * (matmul + attention * p.seq_len + _scan_flop_per_token(model, p))
     return result
 
 

@@ -134,3 +134,16 @@ def test_the_mfu_numerator_counts_the_chunked_scans(name: str) -> None:
     got = _model_flop_per_token(model, PlanBatch.from_plans(model, plans))
     for value, seq in zip(got, (2048, 8192), strict=True):
         assert value == pytest.approx(counts.model_flop_per_token(model, seq), rel=1e-12)
+
+
+def test_full_recompute_redoes_the_scans_in_the_hardware_flops() -> None:
+    """Under full recompute the hardware FLOPs add one forward of every layer, the chunked
+    scans included: HFU / MFU = 1 + (forward - logits) / (3 forward)."""
+    model = model_from_hf_config(CONFIGS["nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"], "n")
+    plan = ParallelPlan(
+        tp=1, pp=1, dp=32, ep=8, global_batch=256, seq_len=8192, micro_batch=1, recompute="full"
+    )
+    result = estimate(model, resolve_cluster(gpu="h100-sxm-80gb", gpus=32), plan)
+    forward = counts.model_flop_per_token(model, 8192) / 3.0
+    logits = 2.0 * model.hidden * model.vocab
+    assert result.hfu / result.mfu == pytest.approx(1.0 + (forward - logits) / (3.0 * forward))
