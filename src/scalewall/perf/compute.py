@@ -28,6 +28,10 @@ elements (NVIDIA, "Pretraining Large Language Models with NVFP4", arXiv 2509.251
 ACT_BYTES = 2.0
 """Bytes per activation element: BF16/FP16 activations between kernels and across ranks."""
 
+FP32_BYTES = 4.0
+"""Bytes of an FP32 element: a gradient kept in FP32, a chunked scan's states and chunk
+matrices."""
+
 # Tile shapes a GEMM library chooses among; it picks the one that wastes the least.
 _TILES = ((1.0, 1.0), (2.0, 0.5), (0.5, 1.0))
 _TILE_SCALES = np.asarray(_TILES)

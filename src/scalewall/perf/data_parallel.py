@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 from scalewall.perf import collectives as coll
 from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import PRECISION, PlanBatch
+from scalewall.perf.compute import FP32_BYTES
 from scalewall.perf.layers import distinct_rows, per_row_constants
 from scalewall.plan.topology import Cluster
 
@@ -21,8 +22,6 @@ FloatArray = NDArray[np.float64]
 
 GRAD16_BYTES = 2.0
 """Bytes of a 16-bit (BF16/FP16) weight gradient as the backward pass writes it."""
-FP32_BYTES = 4.0
-"""Bytes of an FP32 gradient element."""
 
 
 def grad_accumulation_bytes(stack: Stack, precision: FloatArray) -> FloatArray:

@@ -25,6 +25,7 @@ from scalewall.perf.attention import (
 from scalewall.perf.batch import PRECISION, RECOMPUTE, PlanBatch
 from scalewall.perf.compute import (
     ACT_BYTES,
+    FP32_BYTES,
     Device,
     linear_time_s,
     memory_bound_time_s,
@@ -140,8 +141,9 @@ def gdn_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray, F
     gated_norm = 3.0 * ACT_BYTES * value
     reads = 2.0 * ACT_BYTES * (qk + value)
     wy = 2.0 * ACT_BYTES * (heads * model.linear_key_head_dim + value)
-    kkt = 3.0 * 4.0 * heads * chunk
-    states = 2.0 * 4.0 * heads * model.linear_key_head_dim * model.linear_value_head_dim / chunk
+    kkt = 3.0 * FP32_BYTES * heads * chunk
+    state = model.linear_key_head_dim * model.linear_value_head_dim  # per value head
+    states = 2.0 * FP32_BYTES * heads * state / chunk
     streaming: FloatArray = 3.0 * (conv + gated_norm) * np.ones_like(chunk)
     chunked: FloatArray = 3.0 * (reads + wy + kkt + states + ACT_BYTES * value)
     return streaming, chunked
@@ -165,9 +167,9 @@ def mamba_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray,
     chunk = np.minimum(float(model.mamba_chunk), seq_len)
     conv = 2.0 * ACT_BYTES * (inner + 2.0 * groups_state)
     gated_norm = 3.0 * ACT_BYTES * inner
-    states = 4.0 * 4.0 * model.mamba_heads * model.mamba_head_dim * model.mamba_state / chunk
+    states = 4.0 * FP32_BYTES * model.mamba_heads * model.mamba_head_dim * model.mamba_state / chunk
     ssd = ACT_BYTES * (2.0 * inner + 4.0 * groups_state + inner)
-    cb_matrix = 2.0 * 4.0 * model.mamba_groups * chunk
+    cb_matrix = 2.0 * FP32_BYTES * model.mamba_groups * chunk
     streaming: FloatArray = 3.0 * (conv + gated_norm) * np.ones_like(chunk)
     ssd_bytes: FloatArray = 3.0 * (ssd + cb_matrix + states)
     return streaming, ssd_bytes
