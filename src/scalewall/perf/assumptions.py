@@ -27,11 +27,26 @@ class ComputeEfficiency:
     gemm_tile_n: int = 256
     """Output tile columns; tiles are spread over SMs in waves, a partial last wave idles SMs. Set
     by: the kernel libraries' tile shapes, not fitted."""
-    gemm_k_half_efficiency: float = 64.0
-    """Inner dimension at which a GEMM's main loop reaches half its asymptotic rate: prologue and
-    epilogue (loading the first K-slices, writing C) are amortised over K, so efficiency scales
-    as K / (K + k_half). Set by: GEMM shape-sweep microbenchmarks (``scalewall probe`` GEMM
-    records; ``scalewall calibrate`` fits it to a user's)."""
+    gemm_k_half_efficiency: float = 106.0
+    """Inner dimension at which a 16-bit GEMM's main loop reaches half its asymptotic rate on an
+    SM of ``gemm_k_half_reference_sm_flop_per_s``: prologue and epilogue (loading the first
+    K-slices, writing C) are amortised over K, so efficiency scales as K / (K + k_half); an SM
+    r times faster needs r times the K (``compute.k_half``). Set by: a GEMM shape sweep on an
+    H200 (``catalog/data/measurements/h200-2026-12-04-kernels.jsonl``, ``benchmarks/kernels.py``:
+    BF16 ``torch.matmul``, m = n = 8192, K 128-16384): 106 fits the eight times with this
+    module's roofline (``gemm_time_s``) to 6% RMS; ``scalewall calibrate`` fits it to a user's
+    probe records."""
+    gemm_k_half_reference_sm_flop_per_s: float = 989.4e12 / 132
+    """The tensor rate of one SM that ``gemm_k_half_efficiency`` is stated at: an H100/H200 SXM's
+    dense BF16 peak over its 132 SMs (catalog ``h100-sxm-80gb``, ``h200``). Set by: the
+    accelerator the K sweep ran on, not fitted."""
+    gemm_k_half_fp8_factor: float = 1.9
+    """FP8 GEMMs' k_half over what their rate alone gives (``gemm_k_half_efficiency`` times the
+    FP8 rate's ratio to BF16): their K slices and scaling epilogue amortise more slowly. Set by:
+    the H200 K sweep above, FP8 E4M3 ``torch._scaled_mm`` with per-tensor scales (cuBLASLt):
+    k_half about 400 where the rate ratio gives 212: 1.90 fits the eight times with this
+    module's roofline to 8% RMS (K 128-16384; row-wise scales the same or slower); taken for
+    every FP8 recipe, not FP4, which no sweep covered."""
     gemm_launch_s: float = 4e-6
     """Fixed cost per GEMM kernel (launch and tail), seconds. Set by: small-shape GEMM
     microbenchmarks (``scalewall calibrate`` fits it to a user's)."""
@@ -49,11 +64,12 @@ class ComputeEfficiency:
     (``gemm_max_frac``): library heuristics on arbitrary shapes, clocks settling at the power
     limit over a whole step. Fitted: ``scalewall fit`` over the shipped runs files
     (``calibrate/data/defaults.toml``): every group informs it (0.1 moves each group's step times
-    by 4-8%), with the A100 clock as the reference (``training_clock_frac`` 1): 0.925 +- 0.007
-    over the paper and measurement files together with the framework tables (BLOOM and MT-NLG
-    under DeepSpeed's pipeline engine, LLM Foundry's A100 and FP8 tables, the NeMo and
-    Megatron-Bridge performance pages); 0.951 +- 0.0075 over the paper and measurement files
-    alone, whose hero configurations the tables' runs trail by about 5%."""
+    by 4-8%), with the A100 clock as the reference (``training_clock_frac`` 1): 0.918 +- 0.007
+    (0.925 kept, within a standard error) over the paper and measurement files together with
+    the framework tables (BLOOM and MT-NLG under DeepSpeed's pipeline engine, LLM Foundry's A100
+    and FP8 tables, the NeMo and Megatron-Bridge performance pages); 0.951 +- 0.0075 over the
+    paper and measurement files alone, whose hero configurations the tables' runs trail by about
+    5%."""
     fp8_gemm_ceiling_ratio: float = 1.0
     """FP8 large-GEMM ceiling over the BF16 one, as fractions of each peak, on Hopper (and any part
     without hardware microscaling); Blackwell: ``fp8_gemm_ceiling_ratio_blackwell``. DeepGEMM

@@ -133,11 +133,18 @@ class Device:
 
 
 def k_half(dev: Device, eff: Efficiency) -> FloatArray:
-    """``gemm_k_half_efficiency`` at the device's GEMM rate: the prologue and epilogue take
-    the same time at any operand precision, so a kernel r times the BF16 tensor rate needs r
-    times the inner dimension to amortise them (FP8: 2x, NVFP4: 4x on the datasheet peaks)."""
+    """``gemm_k_half_efficiency`` at the rate of one of the device's SMs: the prologue and
+    epilogue take about the same time at any tensor rate, so an SM r times the reference SM's
+    rate (``gemm_k_half_reference_sm_flop_per_s``) at the plan's operand precision needs r
+    times the inner dimension to amortise them (FP8: 2x the BF16 figure on one part, NVFP4 4x;
+    a Blackwell SM about 2x a Hopper SM). FP8 GEMMs take ``gemm_k_half_fp8_factor`` on top."""
+    per_sm = dev.peak_flop_per_s / max(dev.sm_count, 1)
+    fp8 = np.where(dev.quantized & ~dev.fp4, eff.compute.gemm_k_half_fp8_factor, 1.0)
     result: FloatArray = (
-        eff.compute.gemm_k_half_efficiency * dev.peak_flop_per_s / dev.peak_bf16_flop_per_s
+        eff.compute.gemm_k_half_efficiency
+        * per_sm
+        / eff.compute.gemm_k_half_reference_sm_flop_per_s
+        * fp8
     )
     return result
 

@@ -1,0 +1,405 @@
+"""Kernel and host-issue microbenchmarks behind the step model's MoE and GEMM constants.
+
+Run on one GPU with PyTorch (the probe extra); each record is one JSON line:
+
+    python benchmarks/kernels.py -o kernels.jsonl            # about 3 minutes on an H100/H200
+    python benchmarks/kernels.py --quick -o k.jsonl          # smoke test, CPU or GPU
+
+What it measures, and which model terms each informs:
+
+- ``gemm``: dense GEMMs C[m,n] = A[m,k] B[k,n] in BF16 (``torch.matmul``) and FP8
+  (``torch._scaled_mm`` with per-tensor scales, cuBLASLt, and with row-wise scales), an
+  inner-dimension sweep at m = n = 8192 and a row sweep at n = k = 8192 (``perf/compute.py``:
+  the k_half and tile/wave terms).
+- ``grouped_gemm``: the routed experts' GEMMs, G experts of m tokens each, (k, n) the expert
+  shapes of published MoE models, as one grouped kernel (``torch._grouped_mm``, CUTLASS) and
+  as G separate GEMMs in a loop (one cuBLAS call per expert; FP8 with per-tensor scales).
+  GPU time from CUDA-graph replay, so launch gaps do not count (``grouped_gemm_time_s``).
+- ``permute``: token permutation and un-permutation (``index_select`` of k copies of T tokens,
+  ``index_add_`` back), bytes moved over time (``Stack.moe_permute_bytes_per_hidden``).
+- ``host``: CPU time to issue one eager operation with the GPU idle (tiny tensors), and one
+  plain-PyTorch MoE layer's forward and backward with the local experts in a Python loop at
+  several expert counts: the slope is the host time per local expert
+  (``HostEfficiency.host_op_s``, ``host_ops_per_local_expert_fwd``). Kernel counts come from
+  the PyTorch profiler, so host seconds per launched kernel are printed too.
+
+The figures a model constant takes from these runs are recorded with their provenance in the
+catalog (``catalog/data/accelerators/*.toml``), not read from this script's output at run time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+# (name, hidden k, expert width n): up projection (k -> 2n, gated) and down (n -> k).
+EXPERT_SHAPES = (
+    ("qwen3-30b-a3b", 2048, 768),
+    ("qwen3-235b-a22b", 4096, 1536),
+    ("deepseek-v3", 7168, 2048),
+    ("gpt-oss-120b", 2880, 2880),
+    ("nemotron-3-nano", 2688, 1856),
+    ("mixtral-8x7b", 4096, 14336),
+)
+TOKENS_PER_EXPERT = (128, 256, 512, 1024, 2048, 4096, 8192)
+GROUPS = (8, 16, 32)
+
+
+def _sync() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def gpu_time_s(fn: Callable[[], object], iters: int, repeats: int, graph: bool) -> float:
+    """Median seconds per call over ``repeats`` timed batches of ``iters`` calls; with ``graph``
+    the batch is one CUDA-graph replay (no host gaps between kernels)."""
+    for _ in range(3):
+        fn()
+    _sync()
+    if not torch.cuda.is_available():
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                fn()
+            times.append((time.perf_counter() - t0) / iters)
+        return statistics.median(times)
+    run: Callable[[], object]
+    if graph:
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            fn()
+        torch.cuda.current_stream().wait_stream(stream)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(iters):
+                fn()
+        run = g.replay
+    else:
+
+        def run() -> None:
+            for _ in range(iters):
+                fn()
+
+    run()
+    _sync()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3 / iters)
+    return statistics.median(times)
+
+
+def emit(out: Any, record: dict[str, Any]) -> None:
+    out.write(json.dumps(record) + "\n")
+    out.flush()
+
+
+def fp8_pair(
+    m: int, k: int, n: int, dev: torch.device, scaling: str
+) -> Callable[[], object] | None:
+    """``torch._scaled_mm`` in FP8 E4M3 with BF16 output: ``tensor`` scales (one per operand,
+    cuBLASLt, the path of per-tensor FP8 recipes) or ``row`` scales (one per row of A and per
+    column of B, a CUTLASS kernel in PyTorch)."""
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() < (8, 9):
+        return None
+    a = torch.randn(m, k, device=dev).to(torch.float8_e4m3fn)
+    b = torch.randn(n, k, device=dev).to(torch.float8_e4m3fn).t()
+    if scaling == "row":
+        sa, sb = torch.ones(m, 1, device=dev), torch.ones(1, n, device=dev)
+    else:
+        sa = sb = torch.ones((), device=dev)
+    return lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+
+
+def bench_gemm(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) -> None:
+    big = 1024 if quick else 8192
+    sweep = [(big, big, k) for k in (128, 256, 512, 1024, 2048, 4096, 8192, 16384)]
+    sweep += [(m, big, big) for m in (256, 512, 1024, 2048, 4096, 16384)]
+    if quick:
+        sweep = sweep[:3]
+    for m, n, k in sweep:
+        a = torch.randn(m, k, device=dev, dtype=dtype)
+        b = torch.randn(k, n, device=dev, dtype=dtype)
+        t = gpu_time_s(lambda a=a, b=b: a @ b, 10, 5, graph=False)
+        emit(
+            out,
+            {
+                "kind": "gemm",
+                "dtype": "bf16",
+                "m": m,
+                "n": n,
+                "k": k,
+                "time_s": t,
+                "flop_per_s": 2.0 * m * n * k / t,
+            },
+        )
+        for scaling in ("tensor", "row"):
+            op = fp8_pair(m, k, n, dev, scaling)
+            if op is not None:
+                t = gpu_time_s(op, 10, 5, graph=False)
+                emit(
+                    out,
+                    {
+                        "kind": "gemm",
+                        "dtype": "fp8_e4m3",
+                        "scaling": scaling,
+                        "m": m,
+                        "n": n,
+                        "k": k,
+                        "time_s": t,
+                        "flop_per_s": 2.0 * m * n * k / t,
+                    },
+                )
+
+
+def bench_grouped(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) -> None:
+    has_grouped = hasattr(torch, "_grouped_mm") and torch.cuda.is_available()
+    shapes = EXPERT_SHAPES[:1] if quick else EXPERT_SHAPES
+    for name, hidden, width in shapes:
+        for proj, k, n in (("up", hidden, 2 * width), ("down", width, hidden)):
+            for groups in GROUPS[:1] if quick else GROUPS:
+                for m in TOKENS_PER_EXPERT[:2] if quick else TOKENS_PER_EXPERT:
+                    if groups * max(m, n) * max(k, n) > 2**31:
+                        continue
+                    a = torch.randn(groups * m, k, device=dev, dtype=dtype)
+                    w = torch.randn(groups, n, k, device=dev, dtype=dtype).transpose(-2, -1)
+                    flop = 2.0 * groups * m * n * k
+                    rec = {
+                        "kind": "grouped_gemm",
+                        "model": name,
+                        "proj": proj,
+                        "dtype": "bf16",
+                        "groups": groups,
+                        "m": m,
+                        "n": n,
+                        "k": k,
+                    }
+                    chunks = a.split(m)
+
+                    def loop(chunks: Any = chunks, w: Any = w) -> None:
+                        for i, x in enumerate(chunks):
+                            torch.mm(x, w[i])
+
+                    t = gpu_time_s(loop, 5, 5, graph=torch.cuda.is_available())
+                    emit(out, rec | {"variant": "per-expert", "time_s": t, "flop_per_s": flop / t})
+                    if torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9):
+                        a8 = a.to(torch.float8_e4m3fn)
+                        w8 = torch.randn(groups, n, k, device=dev).to(torch.float8_e4m3fn)
+                        sa = sb = torch.ones((), device=dev)
+                        parts8 = a8.split(m)
+
+                        def loop8(
+                            parts8: Any = parts8, w8: Any = w8, sa: Any = sa, sb: Any = sb
+                        ) -> None:
+                            for i, x in enumerate(parts8):
+                                torch._scaled_mm(
+                                    x, w8[i].t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16
+                                )
+
+                        t = gpu_time_s(loop8, 5, 5, graph=True)
+                        emit(
+                            out,
+                            rec
+                            | {
+                                "variant": "per-expert",
+                                "dtype": "fp8_e4m3",
+                                "scaling": "tensor",
+                                "time_s": t,
+                                "flop_per_s": flop / t,
+                            },
+                        )
+                        del a8, w8, parts8
+                    if has_grouped:
+                        offs = torch.arange(1, groups + 1, device=dev, dtype=torch.int32) * m
+                        try:
+                            t = gpu_time_s(
+                                lambda a=a, w=w, offs=offs: torch._grouped_mm(a, w, offs=offs),
+                                5,
+                                5,
+                                graph=True,
+                            )
+                        except (RuntimeError, TypeError) as exc:
+                            emit(out, rec | {"variant": "grouped", "error": str(exc)[:200]})
+                            has_grouped = False
+                            continue
+                        emit(out, rec | {"variant": "grouped", "time_s": t, "flop_per_s": flop / t})
+
+
+def bench_permute(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) -> None:
+    cases = ((4096, 2048, 8), (16384, 2048, 8), (8192, 7168, 8), (16384, 4096, 8))
+    for tokens, hidden, topk in cases[: 1 if quick else None]:
+        x = torch.randn(tokens, hidden, device=dev, dtype=dtype)
+        index = torch.randint(0, tokens, (tokens * topk,), device=dev)
+        y = torch.empty(tokens * topk, hidden, device=dev, dtype=dtype)
+        acc = torch.zeros(tokens, hidden, device=dev, dtype=dtype)
+        copy = torch.empty_like(y)
+        row = x.element_size() * tokens * topk * hidden
+        ops: dict[str, tuple[Callable[[], object], float]] = {
+            # gather k copies: read and write each
+            "index_select": (lambda x=x, i=index, y=y: torch.index_select(x, 0, i, out=y), 2.0),
+            # un-permute by scatter-add: read the copies, read-modify-write the token rows
+            "index_add": (lambda a=acc, i=index, y=y: a.index_add_(0, i, y), 3.0),
+            "copy": (lambda c=copy, y=y: c.copy_(y), 2.0),
+        }
+        for op, (fn, passes) in ops.items():
+            t = gpu_time_s(fn, 10, 5, graph=False)
+            emit(
+                out,
+                {
+                    "kind": "permute",
+                    "op": op,
+                    "tokens": tokens,
+                    "hidden": hidden,
+                    "topk": topk,
+                    "time_s": t,
+                    "bytes_per_s": passes * row / t,
+                },
+            )
+
+
+class LoopMoE(torch.nn.Module):
+    """A plain-PyTorch MoE layer: router, top-k, permutation, experts in a Python loop
+    (SwiGLU), weighted combine. Small on purpose: the host, not the GPU, sets its time."""
+
+    def __init__(self, hidden: int, width: int, experts: int, topk: int) -> None:
+        super().__init__()
+        self.router = torch.nn.Linear(hidden, experts, bias=False)
+        self.w13 = torch.nn.Parameter(torch.randn(experts, hidden, 2 * width) * 0.02)
+        self.w2 = torch.nn.Parameter(torch.randn(experts, width, hidden) * 0.02)
+        self.experts, self.topk = experts, topk
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        probs = torch.softmax(self.router(x).float(), dim=-1)
+        weight, chosen = torch.topk(probs, self.topk, dim=-1)
+        flat = chosen.flatten()
+        order = torch.argsort(flat)
+        counts = torch.bincount(flat, minlength=self.experts).tolist()  # the host sync
+        source = order // self.topk
+        tokens = x.index_select(0, source)
+        outs = []
+        for i, part in enumerate(tokens.split(counts)):
+            gate, up = (part @ self.w13[i]).chunk(2, dim=-1)
+            outs.append((F.silu(gate) * up) @ self.w2[i])
+        y = torch.cat(outs) * weight.flatten()[order].unsqueeze(-1).to(x.dtype)
+        return torch.zeros_like(x).index_add_(0, source, y)
+
+
+def host_issue_s(fn: Callable[[], object], n: int) -> float:
+    """CPU seconds to issue one call of ``fn`` (the GPU kept ahead of nothing: tiny work)."""
+    for _ in range(10):
+        fn()
+    _sync()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    t1 = time.perf_counter()
+    _sync()
+    return (t1 - t0) / n
+
+
+def count_kernels(fn: Callable[[], object]) -> int:
+    from torch.profiler import ProfilerActivity, profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    with profile(activities=acts) as prof:
+        fn()
+        _sync()
+    if torch.cuda.is_available():
+        return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+    return sum(1 for e in prof.events() if e.name.startswith("aten::"))
+
+
+def bench_host(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) -> None:
+    x = torch.randn(16, 16, device=dev)
+    emit(out, {"kind": "host", "op": "add", "time_s": host_issue_s(lambda: torch.add(x, x), 2000)})
+    lin = torch.nn.Linear(64, 64, device=dev, dtype=dtype)
+    xi = torch.randn(8, 64, device=dev, dtype=dtype)
+    emit(out, {"kind": "host", "op": "nn.Linear", "time_s": host_issue_s(lambda: lin(xi), 2000)})
+    a = torch.randn(64, 64, device=dev, dtype=dtype)
+    b = torch.randn(64, 64, device=dev, dtype=dtype)
+    emit(out, {"kind": "host", "op": "mm", "time_s": host_issue_s(lambda: a @ b, 2000)})
+    hidden, width, topk, tokens = 256, 128, 4, 512
+    for experts in (4, 8) if quick else (4, 8, 16, 32, 64):
+        torch.manual_seed(0)
+        layer = LoopMoE(hidden, width, experts, topk).to(device=dev, dtype=dtype)
+        xs = torch.randn(tokens, hidden, device=dev, dtype=dtype, requires_grad=True)
+
+        def step(layer: Any = layer, xs: Any = xs) -> None:
+            layer(xs).sum().backward()
+
+        kernels = count_kernels(step)
+        t = host_issue_s(step, 5 if quick else 30)
+        emit(
+            out,
+            {
+                "kind": "host",
+                "op": "moe_layer_fwd_bwd",
+                "experts": experts,
+                "tokens": tokens,
+                "hidden": hidden,
+                "width": width,
+                "topk": topk,
+                "time_s": t,
+                "kernels": kernels,
+                "s_per_kernel": t / max(kernels, 1),
+            },
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--parts", default="host,grouped_gemm,permute,gemm")
+    args = parser.parse_args()
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
+    benches = {
+        "host": bench_host,
+        "grouped_gemm": bench_grouped,
+        "permute": bench_permute,
+        "gemm": bench_gemm,
+    }
+    with args.output.open("w") as out:
+        emit(
+            out,
+            {
+                "kind": "machine",
+                "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
+                "total_memory_bytes": (
+                    torch.cuda.get_device_properties(0).total_memory
+                    if torch.cuda.is_available()
+                    else 0
+                ),
+                "torch": torch.__version__,
+                "cuda": torch.version.cuda,
+                "python": platform.python_version(),
+                "cpu": platform.processor() or platform.machine(),
+                "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            },
+        )
+        for part in args.parts.split(","):
+            t0 = time.perf_counter()
+            benches[part](out, dev, dtype, args.quick)
+            print(f"{part}: {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,94 @@
+"""The measurement files shipped in ``catalog/data/measurements/`` and the figures taken from them.
+
+Each constant that cites one of these files is refitted here from the file with the model's own
+formula, so a changed formula or a changed constant that the measurement no longer supports
+fails."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy.optimize import least_squares
+
+from scalewall import catalog
+from scalewall.perf.assumptions import Efficiency
+from scalewall.perf.batch import PRECISION
+from scalewall.perf.compute import Device, gemm_time_s
+from scalewall.probe import read_measurements
+
+DATA = Path(str(resources.files("scalewall.catalog") / "data" / "measurements"))
+KERNELS = DATA / "h200-2026-12-04-kernels.jsonl"
+PROBE = DATA / "h200-2026-12-04-probe.jsonl"
+MIB = 1024**2
+
+
+def _records(kind: str) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in KERNELS.read_text().splitlines()]
+    return [r for r in rows if r["kind"] == kind]
+
+
+def _k_sweep(dtype: str) -> list[dict[str, Any]]:
+    rows = _records("gemm")
+    return [
+        r
+        for r in rows
+        if r["dtype"] == dtype and r["m"] == r["n"] == 8192 and r.get("scaling") in (None, "tensor")
+    ]
+
+
+def _fit(rows: list[dict[str, Any]], precision: str, field: str, start: float) -> float:
+    """The value of ``field`` (with a free GEMM ceiling) that best fits the rows' times through
+    ``gemm_time_s`` on the catalog H200 at its full clock (a microbenchmark, not a step)."""
+    acc = dataclasses.replace(catalog.accelerator("h200"), training_clock_frac=1.0)
+    base = Efficiency()
+    times = np.array([r["time_s"] for r in rows])
+    operand = 2.0 if precision == "bf16" else 1.0
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        compute = dataclasses.replace(base.compute, gemm_sustained_ratio=x[1], **{field: x[0]})
+        eff = dataclasses.replace(base, compute=compute)
+        dev = Device.of(acc, np.array([float(PRECISION[precision])]), eff)
+        model = [
+            gemm_time_s(
+                np.array([float(r["m"])]), r["n"], r["k"], dev, eff, bytes_per_element=operand
+            )[0]
+            for r in rows
+        ]
+        return np.log(np.array(model) / times)
+
+    fit = least_squares(residuals, [start, 0.9], bounds=([0.0, 0.3], [4096.0, 1.5]))
+    assert np.sqrt(np.mean(fit.fun**2)) < 0.10, "the roofline no longer fits the sweep"
+    return float(fit.x[0])
+
+
+def test_the_k_sweep_gives_the_shipped_k_half() -> None:
+    shipped = Efficiency().compute.gemm_k_half_efficiency
+    fitted = _fit(_k_sweep("bf16"), "bf16", "gemm_k_half_efficiency", 64.0)
+    assert fitted == pytest.approx(shipped, rel=0.15)
+
+
+def test_the_fp8_k_sweep_gives_the_shipped_fp8_factor() -> None:
+    shipped = Efficiency().compute.gemm_k_half_fp8_factor
+    fitted = _fit(_k_sweep("fp8_e4m3"), "fp8", "gemm_k_half_fp8_factor", 1.0)
+    assert fitted == pytest.approx(shipped, rel=0.2)
+    assert fitted > 1.3, "FP8 amortises its epilogue no slower than its rate says"
+
+
+def test_the_probe_file_reads_and_names_the_card() -> None:
+    m = read_measurements(PROBE)
+    assert m.machine.device_name == "NVIDIA H200"
+    kinds = {r.kind for r in m.records}
+    assert {"gemm", "attention", "hbm"} <= kinds
+
+
+def test_h200_usable_memory_is_the_driver_figure() -> None:
+    machine = _records("machine")[0]
+    reported = machine["nvidia_smi"]["memory.total [MiB]"]
+    assert reported.endswith(" MiB")
+    assert catalog.accelerator("h200").hbm_usable_bytes == int(reported.split()[0]) * MIB
