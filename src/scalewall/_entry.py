@@ -68,9 +68,11 @@ def resolve_plan(
     plan: PlanArg | None,
     stack: Stack,
     global_batch_tokens: int | None = None,
+    efficiency: Efficiency | None = None,
 ) -> ParallelPlan:
     """A plan as given, or from its fields with the others from ``PLAN_DEFAULTS`` (``dp``
-    fills the cluster, ``zero`` is the stack's sharding)."""
+    fills the cluster, ``zero`` is the stack's sharding; an MoE question's open widths
+    ranked with ``efficiency``)."""
     if isinstance(plan, ParallelPlan):
         return plan
     return plan_from_fields(
@@ -80,6 +82,7 @@ def resolve_plan(
         zero=stack.zero_stage,
         global_batch_tokens=global_batch_tokens,
         stack=stack,
+        efficiency=efficiency,
     )
 
 
@@ -106,7 +109,7 @@ def estimate(
     return estimate_step(
         spec,
         resolved,
-        resolve_plan(resolved, spec, plan, software, global_batch_tokens),
+        resolve_plan(resolved, spec, plan, software, global_batch_tokens, efficiency),
         stack=software,
         efficiency=efficiency,
     )
@@ -230,7 +233,7 @@ def goodput(
             if isinstance(plan, ParallelPlan)
             else {"global_batch": global_batch, "seq_len": seq_len, **(plan or {})}
         )
-        given = resolve_plan(resolved, spec, fields, software, global_batch_tokens)
+        given = resolve_plan(resolved, spec, fields, software, global_batch_tokens, efficiency)
         est = estimate_step(spec, resolved, given, stack=software, efficiency=efficiency)
         job = Job(
             plan=given,

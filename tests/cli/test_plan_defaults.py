@@ -221,3 +221,34 @@ def test_an_moe_question_with_open_widths_gets_expert_parallelism(
     # A dense model keeps the dense defaults.
     dense = scalewall.estimate("llama3-70b", gpu="h100-sxm-80gb", gpus=512).plan
     assert (dense.tp, dense.pp, dense.ep) == (PLAN_DEFAULTS.tp, PLAN_DEFAULTS.pp, 1)
+
+
+def test_open_moe_widths_are_ranked_with_the_questions_constants(
+    run_cli: Callable[..., Any], tmp_path: Any
+) -> None:
+    """The MoE widths a question leaves open are the fastest under the constants it is
+    answered with: a calibration whose expert all-to-all runs at 2% of the bus bandwidth
+    narrows expert parallelism (Qwen3-30B-A3B on 64 H100: ep 8 with the defaults, at most 2
+    with the slow all-to-all), from the Python API and from ``estimate --calibration``."""
+    import dataclasses
+
+    from scalewall.calibrate.published import shipped_profile_path
+    from scalewall.perf.assumptions import Efficiency
+
+    base = Efficiency()
+    slow = dataclasses.replace(
+        base, comm=dataclasses.replace(base.comm, expert_alltoall_bw_efficiency=0.02)
+    )
+    question = {"model": "qwen3-30b-a3b", "gpu": "h100-sxm-80gb", "gpus": 64}
+    default = scalewall.estimate(**question)
+    narrow = scalewall.estimate(**question, efficiency=slow)
+    assert default.plan.ep >= 8
+    assert narrow.plan.ep <= 2 < default.plan.ep
+    profile = shipped_profile_path().read_text()
+    line = next(x for x in profile.splitlines() if x.startswith("expert_alltoall_bw_efficiency"))
+    path = tmp_path / "slow_a2a.toml"
+    path.write_text(profile.replace(line, "expert_alltoall_bw_efficiency = 0.02"))
+    args = ["--model", "qwen3-30b-a3b", "--gpu", "h100-sxm-80gb", "--gpus", "64", "--json"]
+    result = run_cli("estimate", *args, "--calibration", str(path))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["plan"]["ep"] == narrow.plan.ep

@@ -236,10 +236,12 @@ def plan_from_options(
     stack: Stack,
     *,
     global_batch_tokens: int | None = None,
+    efficiency: Efficiency | None = None,
     **fields: Any,
 ) -> ParallelPlan:
     """A plan from CLI flags (``fields`` are ParallelPlan fields; None: the default): the
-    resolver the Python API uses too (``dp`` fills the cluster, ``zero`` is the stack's)."""
+    resolver the Python API uses too (``dp`` fills the cluster, ``zero`` is the stack's, an
+    MoE question's open widths are ranked with ``efficiency``)."""
     return plan_from_fields(
         cluster,
         model,
@@ -247,6 +249,7 @@ def plan_from_options(
         zero=stack.zero_stage,
         global_batch_tokens=global_batch_tokens,
         stack=stack,
+        efficiency=efficiency,
     )
 
 

@@ -118,11 +118,16 @@ def estimate_command(
     spec = load_model(model)
     resolved = load_cluster(cluster, gpu, gpus)
     software = load_stack(stack, cuda_graphs, stack_set)
+    cal = load_calibration(calibration)
+    if cal is not None:
+        resolved = cal.apply_cluster(resolved)
+    eff = cal.efficiency() if cal else None
     plan = plan_from_options(
         resolved,
         spec,
         software,
         global_batch_tokens=global_batch_tokens,
+        efficiency=eff,
         tp=tp,
         pp=pp,
         dp=dp,
@@ -142,10 +147,6 @@ def estimate_command(
         last_stage_layers=last_stage_layers,
         offload_layers=offload_layers,
     )
-    cal = load_calibration(calibration)
-    if cal is not None:
-        resolved = cal.apply_cluster(resolved)
-    eff = cal.efficiency() if cal else None
     result = estimate(spec, resolved, plan, stack=software, efficiency=eff)
     band = None
     if cal is not None and result.fits:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from scalewall.plan.plan import (
     stack_allows,
 )
 from scalewall.plan.topology import Cluster
+
+if TYPE_CHECKING:
+    from scalewall.perf.assumptions import Efficiency
 
 DEFAULT_MODEL = "llama3-70b"
 """The model a command asks about without ``--model``."""
@@ -145,15 +148,17 @@ def moe_open_widths(
     merged: Mapping[str, Any],
     given: Mapping[str, Any],
     stack: Stack,
+    efficiency: Efficiency | None = None,
 ) -> dict[str, Any]:
     """``tp``, ``pp`` and ``ep`` (and ``recompute`` where that too is open) for a
     mixture-of-experts question that leaves any of the widths out, as a practitioner sizes
     them: tensor parallelism small (``MOE_TP_WIDTHS``), expert and pipeline widths in powers
     of two, full recompute as well where recompute is open too (widths the question gives
     are kept). Of the candidates whose memory lies within usable HBM less
-    ``Efficiency.memory.memory_fit_margin_frac``, the fastest by the step model is taken (a
-    few hundred plans: milliseconds); where none fits, the dense defaults stay and the
-    estimate reports the plan that does not fit."""
+    ``Efficiency.memory.memory_fit_margin_frac``, the fastest by the step model with the
+    question's ``efficiency`` (a calibration's, or the defaults) is taken (a few hundred plans:
+    milliseconds); where none fits, the dense defaults stay and the estimate reports the plan
+    that does not fit."""
     from scalewall.perf.assumptions import Efficiency
     from scalewall.perf.batch import PlanBatch
     from scalewall.perf.step import memory_model, step_model
@@ -199,7 +204,7 @@ def moe_open_widths(
         return {}
     ranked.sort(key=lambda item: item[0])
     plans = [plan for _, plan in ranked]
-    eff = Efficiency()
+    eff = efficiency or Efficiency()
     batch = PlanBatch.from_plans(model, plans)
     micro_batches = batch.global_batch / (batch.dp * batch.micro_batch)
     _, total = memory_model(model, batch, eff, stack, micro_batches)
@@ -229,6 +234,7 @@ def plan_from_fields(
     zero: int = 1,
     global_batch_tokens: int | None = None,
     stack: Stack | None = None,
+    efficiency: Efficiency | None = None,
 ) -> ParallelPlan:
     """A plan from the fields a question gives, the others from ``PLAN_DEFAULTS``: ``dp``
     (absent or None) fills the cluster, ``zero`` (absent or None) is the given stack's
@@ -236,7 +242,8 @@ def plan_from_fields(
     tokens / seq_len when the batch is not given in sequences. A default ``stack`` cannot run
     takes the value it runs instead (``plan.STACK_FALLBACKS``), and with the pipeline split left
     open a stack that balances it by compute (``Stack.pipeline_split``) lays it out its way;
-    otherwise stages that cannot hold equal layers take ``default_stage_split``."""
+    otherwise stages that cannot hold equal layers take ``default_stage_split``. An MoE
+    question's open widths are ranked with ``efficiency`` (``moe_open_widths``)."""
     given = {k: v for k, v in fields.items() if v is not None}
     unknown = set(given) - set(ParallelPlan.__dataclass_fields__)
     if unknown:
@@ -259,7 +266,7 @@ def plan_from_fields(
             if name not in given and stack_allows(stack, name, merged[name]) is not None:
                 merged[name] = STACK_FALLBACKS[name]
     if model.is_moe and stack is not None and not set(MOE_WIDTHS) <= set(given):
-        chosen = moe_open_widths(cluster, model, merged, given, stack)
+        chosen = moe_open_widths(cluster, model, merged, given, stack, efficiency)
         merged.update(chosen)
         given = {**given, **chosen}
     merged["tp"], merged["pp"] = open_widths(cluster, model, merged, given)
