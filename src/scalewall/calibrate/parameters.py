@@ -49,6 +49,7 @@ PARAMETERS: dict[str, Parameter] = {
     for p in (
         Parameter(name="gemm_sustained_ratio", lower=0.2, upper=1.3, scale=0.1),
         Parameter(name="gemm_k_half_efficiency", lower=0.0, upper=4096.0, scale=64.0),
+        Parameter(name="gemm_k_half_fp8_factor", lower=0.25, upper=8.0, scale=0.5),
         Parameter(name="gemm_launch_s", lower=0.0, upper=2e-4, scale=4e-6),
         Parameter(name="hbm_efficiency", lower=0.2, upper=1.0, scale=0.1),
         Parameter(name="unfused_attention_bytes_per_score", lower=0.0, upper=24.0, scale=1.0),
@@ -78,7 +79,12 @@ PARAMETERS: dict[str, Parameter] = {
 
 #: Which parameters each kind of observation can inform (the fit starts from their union).
 BY_KIND: dict[str, tuple[str, ...]] = {
-    "gemm": ("gemm_sustained_ratio", "gemm_k_half_efficiency", "gemm_launch_s"),
+    "gemm": (
+        "gemm_sustained_ratio",
+        "gemm_k_half_efficiency",
+        "gemm_k_half_fp8_factor",
+        "gemm_launch_s",
+    ),
     "attention": ("flash_attention_frac", CLOCK),
     "hbm": ("hbm_efficiency",),
     "collective": (

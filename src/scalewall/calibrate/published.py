@@ -56,6 +56,7 @@ rate inside a step over the microbenchmark ceiling on them, so fitting their clo
 would leave the two apart only by the prior."""
 FIXED: dict[str, str] = {
     "gemm_k_half_efficiency": "GEMM microbenchmarks (shape sweep) determine it",
+    "gemm_k_half_fp8_factor": "FP8 GEMM microbenchmarks (shape sweep) determine it",
     "gemm_launch_s": "GEMM microbenchmarks (small shapes) determine it",
     "hbm_efficiency": "STREAM-like copy microbenchmarks determine it",
     "unfused_attention_bytes_per_score": "counted from the kernels' reads and writes",

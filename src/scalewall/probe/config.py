@@ -41,8 +41,12 @@ class ProbeConfig:
         (8192, 28672, 8192),
         (8192, 8192, 28672),
         (2048, 8192, 8192),
+        (8192, 8192, 256),
+        (8192, 8192, 1024),
     )
-    """GEMM (M, N, K): C[M, N] = A[M, K] @ B[K, N]; 2*M*N*K flop."""
+    """GEMM (M, N, K): C[M, N] = A[M, K] @ B[K, N]; 2*M*N*K flop. The two short-K shapes pin
+    the inner dimension the prologue and epilogue need (``gemm_k_half_efficiency``, and for
+    FP8 ``gemm_k_half_fp8_factor``), which the large shapes alone leave open."""
     gemm_dtypes: tuple[str, ...] = ()
     """Empty: bf16, fp16 and fp8_e4m3 where the GPU has fp8 tensor cores; fp32 on CPU."""
     attention_shapes: tuple[tuple[int, int, int, int], ...] = (

@@ -17,10 +17,12 @@ import pytest
 from scipy.optimize import least_squares
 
 from scalewall import catalog
+from scalewall.calibrate import collect, fit
 from scalewall.perf.assumptions import Efficiency
 from scalewall.perf.batch import PRECISION
 from scalewall.perf.compute import Device, gemm_time_s
 from scalewall.probe import read_measurements
+from scalewall.probe.config import ProbeConfig
 
 DATA = Path(str(resources.files("scalewall.catalog") / "data" / "measurements"))
 KERNELS = DATA / "h200-2026-12-04-kernels.jsonl"
@@ -85,6 +87,19 @@ def test_the_probe_file_reads_and_names_the_card() -> None:
     assert m.machine.device_name == "NVIDIA H200"
     kinds = {r.kind for r in m.records}
     assert {"gemm", "attention", "hbm"} <= kinds
+    shapes = {tuple(r.shape) for r in m.of_kind("gemm")}
+    assert set(ProbeConfig().gemm_shapes) <= shapes, "the probe's default sweep, short K too"
+
+
+def test_the_probes_short_k_shapes_pin_k_half() -> None:
+    """With the default sweep's two short-K GEMMs, calibrating on the probe file fits the
+    short-K term instead of keeping its default (the large shapes alone leave it open)."""
+    result = fit(collect([PROBE], accelerator=catalog.accelerator("h200")))
+    assert "gemm_k_half_efficiency" in result.names
+    assert (
+        result.standard_errors["gemm_k_half_efficiency"]
+        < 0.25 * result.values["gemm_k_half_efficiency"]
+    )
 
 
 def test_h200_usable_memory_is_the_driver_figure() -> None:
