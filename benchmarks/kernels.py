@@ -10,7 +10,8 @@ What it measures, and which model terms each informs:
 - ``gemm``: dense GEMMs C[m,n] = A[m,k] B[k,n] in BF16 (``torch.matmul``) and FP8
   (``torch._scaled_mm`` with per-tensor scales, cuBLASLt, and with row-wise scales), an
   inner-dimension sweep at m = n = 8192 and a row sweep at n = k = 8192 (``perf/compute.py``:
-  the k_half and tile/wave terms).
+  the k_half and tile/wave terms), after ``HEAT_S`` of large GEMMs and in ``ROUNDS`` shuffled
+  passes, so that every shape is timed at the same, settled clocks.
 - ``grouped_gemm``: the routed experts' GEMMs, G experts of m tokens each, (k, n) the expert
   shapes of published MoE models, as one grouped kernel (``torch._grouped_mm``, CUTLASS) and
   as G separate GEMMs in a loop (one cuBLAS call per expert; FP8 with per-tensor scales).
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import random
 import statistics
 import sys
 import time
@@ -127,45 +129,52 @@ def fp8_pair(
     return lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
 
 
+HEAT_S = 10.0
+"""Seconds of large GEMMs before the sweep, so every shape runs at the clocks a busy, power-
+limited card settles at (a cold card boosts higher, and a sweep in order of size would time
+its first shapes cold and its last ones hot)."""
+ROUNDS = 3
+"""Passes over the sweep, each in a new random order (seeded); every pass is recorded."""
+
+
+def _heat(dev: torch.device, dtype: torch.dtype, seconds: float) -> None:
+    if not torch.cuda.is_available():
+        return
+    a = torch.randn(8192, 8192, device=dev, dtype=dtype)
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        for _ in range(20):
+            a @ a
+        _sync()
+
+
 def bench_gemm(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) -> None:
     big = 1024 if quick else 8192
     sweep = [(big, big, k) for k in (128, 256, 512, 1024, 2048, 4096, 8192, 16384)]
     sweep += [(m, big, big) for m in (256, 512, 1024, 2048, 4096, 16384)]
     if quick:
         sweep = sweep[:3]
-    for m, n, k in sweep:
-        a = torch.randn(m, k, device=dev, dtype=dtype)
-        b = torch.randn(k, n, device=dev, dtype=dtype)
-        t = gpu_time_s(lambda a=a, b=b: a @ b, 10, 5, graph=False)
-        emit(
-            out,
-            {
-                "kind": "gemm",
-                "dtype": "bf16",
-                "m": m,
-                "n": n,
-                "k": k,
-                "time_s": t,
-                "flop_per_s": 2.0 * m * n * k / t,
-            },
-        )
-        for scaling in ("tensor", "row"):
-            op = fp8_pair(m, k, n, dev, scaling)
-            if op is not None:
-                t = gpu_time_s(op, 10, 5, graph=False)
-                emit(
-                    out,
-                    {
-                        "kind": "gemm",
-                        "dtype": "fp8_e4m3",
-                        "scaling": scaling,
-                        "m": m,
-                        "n": n,
-                        "k": k,
-                        "time_s": t,
-                        "flop_per_s": 2.0 * m * n * k / t,
-                    },
-                )
+    variants: list[tuple[str, str | None]] = [("bf16", None)]
+    if fp8_pair(16, 16, 16, dev, "tensor") is not None:
+        variants += [("fp8_e4m3", "tensor"), ("fp8_e4m3", "row")]
+    jobs = [(shape, v) for shape in sweep for v in variants]
+    _heat(dev, dtype, 0.5 if quick else HEAT_S)
+    rng = random.Random(0)
+    for round_ in range(1 if quick else ROUNDS):
+        rng.shuffle(jobs)
+        for (m, n, k), (name, scaling) in jobs:
+            if scaling is None:
+                a = torch.randn(m, k, device=dev, dtype=dtype)
+                b = torch.randn(k, n, device=dev, dtype=dtype)
+                op: Callable[[], object] | None = lambda a=a, b=b: a @ b  # noqa: E731
+            else:
+                op = fp8_pair(m, k, n, dev, scaling)
+            assert op is not None
+            t = gpu_time_s(op, 10, 5, graph=False)
+            record = {"kind": "gemm", "dtype": name, "m": m, "n": n, "k": k, "round": round_}
+            if scaling is not None:
+                record["scaling"] = scaling
+            emit(out, record | {"time_s": t, "flop_per_s": 2.0 * m * n * k / t})
 
 
 def bench_grouped(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) -> None:

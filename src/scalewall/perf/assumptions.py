@@ -27,26 +27,30 @@ class ComputeEfficiency:
     gemm_tile_n: int = 256
     """Output tile columns; tiles are spread over SMs in waves, a partial last wave idles SMs. Set
     by: the kernel libraries' tile shapes, not fitted."""
-    gemm_k_half_efficiency: float = 106.0
+    gemm_k_half_efficiency: float = 150.0
     """Inner dimension at which a 16-bit GEMM's main loop reaches half its asymptotic rate on an
     SM of ``gemm_k_half_reference_sm_flop_per_s``: prologue and epilogue (loading the first
     K-slices, writing C) are amortised over K, so efficiency scales as K / (K + k_half); an SM
     r times faster needs r times the K (``compute.k_half``). Set by: a GEMM shape sweep on an
     H200 (``catalog/data/measurements/h200-2026-12-04-kernels.jsonl``, ``benchmarks/kernels.py``:
-    BF16 ``torch.matmul``, m = n = 8192, K 128-16384): 106 fits the eight times with this
-    module's roofline (``gemm_time_s``) to 6% RMS; ``scalewall calibrate`` fits it to a user's
-    probe records."""
+    BF16 ``torch.matmul``, m = n = 8192, K 128-16384, after 10 s of large GEMMs, three passes
+    in shuffled order): 151 fits the 24 times with this module's roofline (``gemm_time_s``),
+    133-163 pass by pass; XLA's GEMM table for sm_90 (tensorflow/tensorflow
+    third_party/xla/xla/service/gpu/model/matmul_interpolator_data.h, 2025: BF16, m = n = 4096,
+    batch 4, K 256-4096) gives about 150 too. A cold pass in order of K gave 106: the first,
+    short-K shapes ran at higher clocks. ``scalewall calibrate`` fits it to a user's probe."""
     gemm_k_half_reference_sm_flop_per_s: float = 989.4e12 / 132
     """The tensor rate of one SM that ``gemm_k_half_efficiency`` is stated at: an H100/H200 SXM's
     dense BF16 peak over its 132 SMs (catalog ``h100-sxm-80gb``, ``h200``). Set by: the
     accelerator the K sweep ran on, not fitted."""
-    gemm_k_half_fp8_factor: float = 1.9
+    gemm_k_half_fp8_factor: float = 2.0
     """FP8 GEMMs' k_half over what their rate alone gives (``gemm_k_half_efficiency`` times the
     FP8 rate's ratio to BF16): their K slices and scaling epilogue amortise more slowly. Set by:
-    the H200 K sweep above, FP8 E4M3 ``torch._scaled_mm`` with per-tensor scales (cuBLASLt):
-    k_half about 400 where the rate ratio gives 212: 1.90 fits the eight times with this
-    module's roofline to 8% RMS (K 128-16384; row-wise scales the same or slower); taken for
-    every FP8 recipe, not FP4, which no sweep covered."""
+    the H200 sweep above, FP8 E4M3 ``torch._scaled_mm`` with per-tensor scales (cuBLASLt):
+    2.05 fits the 24 times with this module's roofline and ``gemm_k_half_efficiency`` 150
+    (1.94-2.20 pass by pass; the probe's shapes give 2.3; row-wise scales the same or slower),
+    an FP8 k_half of about 600 on an H100/H200 SM; taken for every FP8 recipe, Blackwell's
+    block-scaled ones too, not for FP4, which no sweep covered."""
     gemm_launch_s: float = 4e-6
     """Fixed cost per GEMM kernel (launch and tail), seconds. Set by: small-shape GEMM
     microbenchmarks (``scalewall calibrate`` fits it to a user's)."""
@@ -87,7 +91,7 @@ class ComputeEfficiency:
     0.98 and GB200 0.99 (fifth-generation tensor cores run FP8 at the BF16 efficiency; Hopper's
     FP8 WGMMA loses more to operand staging); the lower figure is taken. Set by: the same FP8
     GEMM microbenchmarks."""
-    fp4_gemm_ceiling_ratio: float = 0.686
+    fp4_gemm_ceiling_ratio: float = 0.65
     """NVFP4 GEMM rate over the FP4 peak, as a fraction of the BF16 ceiling's share of the BF16
     peak (``gemm_max_frac x gemm_sustained_ratio x training_clock_frac``): 1 would be FP4 tensor
     cores at the BF16 and FP8 efficiency, as fifth-generation tensor cores run FP8
@@ -95,8 +99,8 @@ class ComputeEfficiency:
     centre was 1. Fitted: ``scalewall fit`` over the shipped runs files
     (``calibrate/data/defaults.toml``): informed by the NVFP4 rows of the frontier file
     (Megatron-Bridge 26.02, Llama 3 70B and 405B on GB200 and GB300, the only NVFP4 runs):
-    0.679 +- 0.041 (0.686 kept, within a standard error): the 2-3x FP4 peak buys 1.2-1.5x the
-    MXFP8 throughput, as measured. No
+    0.654 +- 0.045 once FP8's short-K term took the H200 sweep (0.679 +- 0.041 before): the
+    2-3x FP4 peak buys 1.2-1.5x the MXFP8 throughput, as measured. No
     microbenchmark backs the figure; it absorbs whatever NVFP4 costs beyond the counted casts."""
     fp8_block_scaling_gemm_slowdown_frac: float = 0.05
     """GEMM time lost to block-wise (1x128 / 128x128) scaling done in software on Hopper: the

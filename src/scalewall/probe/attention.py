@@ -73,6 +73,7 @@ def measure_attention(
                     t = time_op(
                         op,
                         ctx.sync,
+                        events=ctx.event_pair,
                         warmup=config.warmup_iters,
                         iters=config.iters,
                         repeats=config.repeats,

@@ -56,6 +56,7 @@ def measure_gemm(
                 t = time_op(
                     op,
                     ctx.sync,
+                    events=ctx.event_pair,
                     warmup=config.warmup_iters,
                     iters=config.iters,
                     repeats=config.repeats,

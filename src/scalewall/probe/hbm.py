@@ -32,6 +32,7 @@ def measure_hbm(ctx: Context, config: ProbeConfig, notes: list[str]) -> list[Rec
             t = time_op(
                 _copier(src, dst),
                 ctx.sync,
+                events=ctx.event_pair,
                 warmup=config.warmup_iters,
                 iters=config.iters,
                 repeats=config.repeats,

@@ -73,6 +73,13 @@ class Context:
         if self.device_type == "cuda":
             self.torch.cuda.synchronize(self.device)
 
+    def event_pair(self) -> tuple[Any, Any] | None:
+        """A start and an end timing event on the current CUDA stream; None off CUDA."""
+        if self.device_type != "cuda":
+            return None
+        event = self.torch.cuda.Event
+        return event(enable_timing=True), event(enable_timing=True)
+
 
 def pick_device(torch: Any, device: str) -> str:
     """``cuda`` or ``cpu`` for a requested ``auto``, ``cuda`` or ``cpu``."""
@@ -161,18 +168,37 @@ class Timing:
 
 
 def time_op(
-    fn: Callable[[], object], sync: Callable[[], None], *, warmup: int, iters: int, repeats: int
+    fn: Callable[[], object],
+    sync: Callable[[], None],
+    *,
+    warmup: int,
+    iters: int,
+    repeats: int,
+    events: Callable[[], tuple[Any, Any] | None] | None = None,
 ) -> Timing:
     """Time ``fn``: warm up, then ``repeats`` x (``iters`` calls, wait for the device).
 
     Waiting once per repeat rather than per call keeps launch gaps out of the figure, as
-    nccl-tests and GEMM benchmarks do; the median resists one-off stalls.
+    nccl-tests and GEMM benchmarks do; the median resists one-off stalls. With ``events``
+    (``Context.event_pair``: CUDA events) a repeat is timed on the device, from an event
+    before the first call to one after the last, so the host's wait and the first launch's
+    latency stay out of short kernels' figures; without, by the host clock.
     """
     for _ in range(warmup):
         fn()
     sync()
     times = []
     for _ in range(repeats):
+        pair = events() if events is not None else None
+        if pair is not None:
+            start, end = pair
+            start.record()
+            for _ in range(iters):
+                fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) / 1e3 / iters)
+            continue
         t0 = time.perf_counter()
         for _ in range(iters):
             fn()

@@ -15,7 +15,7 @@ from scalewall.perf import moe
 from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.collectives import expert_alltoall_time_s
-from scalewall.perf.compute import Device, linear_time_s
+from scalewall.perf.compute import Device, k_half, linear_time_s
 from scalewall.plan.plan import PRECISIONS, ParallelPlan, validate
 from scalewall.stack import preset
 
@@ -181,11 +181,11 @@ def test_wall_names_imbalance_and_all_to_all() -> None:
 def test_short_inner_dimension_costs_more_on_a_faster_sm() -> None:
     """The prologue and epilogue of a GEMM take about the same time on any SM, so an SM with
     r times the tensor rate needs r times the K to amortise them. At K = 1024 (m = n = 8192,
-    BF16, compute-bound, launch cost left out) an H100 reaches (1024 / (1024 + 106)) /
-    (8192 / (8192 + 106)) = 0.918 of its K = 8192 rate; a B200, whose SM runs 2.25e15 / 148
-    over 989.4e12 / 132 = 2.03x as fast, reaches (1024 / (1024 + 215)) / (8192 / (8192 + 215))
-    = 0.848. FP8 on H100 doubles the rate and takes ``gemm_k_half_fp8_factor`` 1.9 on top:
-    k_half 403, 0.753."""
+    BF16, compute-bound, launch cost left out) an H100 reaches (1024 / (1024 + 150)) /
+    (8192 / (8192 + 150)) = 0.888 of its K = 8192 rate; a B200, whose SM runs 2.25e15 / 148
+    over 989.4e12 / 132 = 2.03x as fast, reaches (1024 / (1024 + 304)) / (8192 / (8192 + 304))
+    = 0.800. FP8 on H100 doubles the rate and takes ``gemm_k_half_fp8_factor`` 2 on top:
+    k_half 600, 0.677."""
     eff = dataclasses.replace(EFF, compute=dataclasses.replace(EFF.compute, gemm_launch_s=0.0))
     big, short = np.array([8192.0]), np.array([1024.0])
     seen = {}
@@ -195,17 +195,17 @@ def test_short_inner_dimension_costs_more_on_a_faster_sm() -> None:
         t_short, _ = linear_time_s(big, big, short, dev, eff)
         t_big, _ = linear_time_s(big, big, big, dev, eff)
         seen[gpu, precision] = float((t_big / 8.0 / t_short)[0])
-    assert seen["h100-sxm-80gb", "bf16"] == pytest.approx(0.918, abs=0.002)
-    assert seen["b200", "bf16"] == pytest.approx(0.848, abs=0.002)
-    assert seen["h100-sxm-80gb", "fp8"] == pytest.approx(0.753, abs=0.002)
+    assert seen["h100-sxm-80gb", "bf16"] == pytest.approx(0.888, abs=0.002)
+    assert seen["b200", "bf16"] == pytest.approx(0.800, abs=0.002)
+    assert seen["h100-sxm-80gb", "fp8"] == pytest.approx(0.677, abs=0.002)
 
 
 def test_fp8_gemm_rate_and_recipes() -> None:
     """A compute-bound 8192^3 GEMM: FP8 peak 1979 x ceiling ratio 1.0 over BF16 989.4 is
     2.0x faster: time ratio 0.500 (B200: ratio 0.98, 4500 x 0.98 over 2250: 0.510), times the
-    longer inner dimension FP8 needs to amortise the same epilogue (k_half 106 at an H100 SM's
-    BF16 rate, twice that at twice the rate, and the FP8 factor 1.9 on top: (8192 + 403) /
-    (8192 + 106) on H100; a B200 SM runs 2.03x an H100 SM's BF16 rate).
+    longer inner dimension FP8 needs to amortise the same epilogue (k_half 150 at an H100 SM's
+    BF16 rate, twice that at twice the rate, and the FP8 factor 2 on top: (8192 + 600) /
+    (8192 + 150) on H100; a B200 SM runs 2.03x an H100 SM's BF16 rate).
     Block-wise scaling in software loses 5% more on Hopper (0.500 / 0.95 = 0.526); on B200
     MXFP8 is scaled in the tensor cores (no loss) while fp8-block keeps the loss."""
     codes = np.array([PRECISIONS.index(p) for p in ("bf16", "fp8", "fp8-block", "mxfp8")], float)
@@ -267,6 +267,10 @@ def test_nvfp4_gemm_rate_cast_and_weight_bytes() -> None:
         * 0.98
         / (acc.peak_fp4_flop_per_s * EFF.compute.fp4_gemm_ceiling_ratio)
     )
+    # Each at its own short-K amortisation (compute.k_half): FP8's is the longer.
+    mx_half, fp4_half = k_half(dev, EFF)
+    expected *= (16384 + fp4_half) / (16384 + mx_half)
+    assert mx_half > fp4_half
     assert fwd[1] / fwd[0] == pytest.approx(expected, rel=0.01)
     assert dev.operand_bytes.tolist() == [1.0, 0.5625]
     assert cast_bytes(dev, EFF).tolist() == [4.0, 5.125]
