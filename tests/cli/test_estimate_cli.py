@@ -108,8 +108,8 @@ def test_invalid_plans_are_one_line_exit_2() -> None:
 
 def test_cuda_graphs_remove_the_host_issue_time() -> None:
     """DeepSeek-V3 on 256 B200, EP 8 (32 local experts per GPU), one 4K sequence per
-    micro-batch: eager issue of the expert GEMMs outlasts the GPU work; full-iteration graphs
-    remove that part of the step."""
+    micro-batch: eager issue of the expert GEMMs outlasts their GPU work (several percent of
+    the step); full-iteration graphs remove that part of the step."""
     args = [
         "estimate",
         "-m",
@@ -138,7 +138,7 @@ def test_cuda_graphs_remove_the_host_issue_time() -> None:
     ]
     eager = json.loads(cli(*args).stdout)
     graphed = json.loads(cli(*args, "--cuda-graphs", "full").stdout)
-    assert eager["breakdown_s"]["host_overhead"] > 0.1 * eager["step_time_s"]
+    assert eager["breakdown_s"]["host_overhead"] > 0.05 * eager["step_time_s"]
     assert graphed["breakdown_s"]["host_overhead"] == 0.0
     assert graphed["tokens_per_s"] > eager["tokens_per_s"]
 

@@ -25,7 +25,7 @@ from scalewall.plan.plan import ParallelPlan
 from scalewall.probe import Machine, Measurements, Record, Versions
 
 H100 = catalog.accelerator("h100-sxm-80gb")
-TRUE = Efficiency().replace(gemm_sustained_ratio=0.85, gemm_k_half_efficiency=150.0)
+TRUE = Efficiency().replace(gemm_sustained_ratio=0.85, gemm_k_half_efficiency=300.0)
 
 
 def gemm_file(noise: float, seed: int = 1) -> Measurements:
