@@ -2,7 +2,7 @@
 
 Run on one GPU with PyTorch (the probe extra); each record is one JSON line:
 
-    python benchmarks/kernels.py -o kernels.jsonl            # about 3 minutes on an H100/H200
+    python benchmarks/kernels.py -o kernels.jsonl            # about 1.5 minutes on an H200
     python benchmarks/kernels.py --quick -o k.jsonl          # smoke test, CPU or GPU
 
 What it measures, and which model terms each informs:
@@ -24,8 +24,8 @@ What it measures, and which model terms each informs:
   (``HostEfficiency.host_op_s``, ``host_ops_per_local_expert_fwd``). Kernel counts come from
   the PyTorch profiler, so host seconds per launched kernel are printed too.
 
-The figures a model constant takes from these runs are recorded with their provenance in the
-catalog (``catalog/data/accelerators/*.toml``), not read from this script's output at run time.
+A run's output ships in ``catalog/data/measurements/`` with its machine and date, and the
+``Efficiency`` fields taken from it cite it; nothing reads this script's output at run time.
 """
 
 from __future__ import annotations
@@ -44,15 +44,19 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-# (name, hidden k, expert width n): up projection (k -> 2n, gated) and down (n -> k).
-EXPERT_SHAPES = (
-    ("qwen3-30b-a3b", 2048, 768),
-    ("qwen3-235b-a22b", 4096, 1536),
-    ("deepseek-v3", 7168, 2048),
-    ("gpt-oss-120b", 2880, 2880),
-    ("nemotron-3-nano", 2688, 1856),
-    ("mixtral-8x7b", 4096, 14336),
+from scalewall import catalog
+from scalewall.workload import counts
+
+EXPERT_MODELS = (
+    "qwen3-30b-a3b",
+    "qwen3-235b-a22b",
+    "deepseek-v3",
+    "gpt-oss-120b",
+    "nemotron-3-nano-30b-a3b",
+    "mixtral-8x7b",
 )
+"""Catalog models whose expert shapes are timed: the expert's input width (the hidden size, or
+a LatentMoE's latent) and its FFN width, up projection k -> 2n (gated) and down n -> k."""
 TOKENS_PER_EXPERT = (128, 256, 512, 1024, 2048, 4096, 8192)
 GROUPS = (8, 16, 32)
 
@@ -112,13 +116,27 @@ def emit(out: Any, record: dict[str, Any]) -> None:
     out.flush()
 
 
+def expert_shapes() -> list[tuple[str, int, int]]:
+    """(catalog id, expert input width, expert FFN width) of ``EXPERT_MODELS``."""
+    return [
+        (name, int(counts.expert_width_in(spec)), int(spec.expert_ffn_hidden))
+        for name in EXPERT_MODELS
+        for spec in (catalog.model(name),)
+    ]
+
+
+def has_fp8() -> bool:
+    """FP8 tensor cores: compute capability 8.9 (Ada) and later."""
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9)
+
+
 def fp8_pair(
     m: int, k: int, n: int, dev: torch.device, scaling: str
 ) -> Callable[[], object] | None:
     """``torch._scaled_mm`` in FP8 E4M3 with BF16 output: ``tensor`` scales (one per operand,
     cuBLASLt, the path of per-tensor FP8 recipes) or ``row`` scales (one per row of A and per
     column of B, a CUTLASS kernel in PyTorch)."""
-    if not torch.cuda.is_available() or torch.cuda.get_device_capability() < (8, 9):
+    if not has_fp8():
         return None
     a = torch.randn(m, k, device=dev).to(torch.float8_e4m3fn)
     b = torch.randn(n, k, device=dev).to(torch.float8_e4m3fn).t()
@@ -155,7 +173,7 @@ def bench_gemm(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) -> 
     if quick:
         sweep = sweep[:3]
     variants: list[tuple[str, str | None]] = [("bf16", None)]
-    if fp8_pair(16, 16, 16, dev, "tensor") is not None:
+    if has_fp8():
         variants += [("fp8_e4m3", "tensor"), ("fp8_e4m3", "row")]
     jobs = [(shape, v) for shape in sweep for v in variants]
     _heat(dev, dtype, 0.5 if quick else HEAT_S)
@@ -179,7 +197,7 @@ def bench_gemm(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) -> 
 
 def bench_grouped(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) -> None:
     has_grouped = hasattr(torch, "_grouped_mm") and torch.cuda.is_available()
-    shapes = EXPERT_SHAPES[:1] if quick else EXPERT_SHAPES
+    shapes = expert_shapes()[: 1 if quick else None]
     for name, hidden, width in shapes:
         for proj, k, n in (("up", hidden, 2 * width), ("down", width, hidden)):
             for groups in GROUPS[:1] if quick else GROUPS:
@@ -207,7 +225,7 @@ def bench_grouped(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) 
 
                     t = gpu_time_s(loop, 5, 5, graph=torch.cuda.is_available())
                     emit(out, rec | {"variant": "per-expert", "time_s": t, "flop_per_s": flop / t})
-                    if torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9):
+                    if has_fp8():
                         a8 = a.to(torch.float8_e4m3fn)
                         w8 = torch.randn(groups, n, k, device=dev).to(torch.float8_e4m3fn)
                         sa = sb = torch.ones((), device=dev)
