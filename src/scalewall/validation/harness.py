@@ -328,12 +328,10 @@ def candidate_plans(
     split it filled in). Raises SpecError with the first reason a candidate was invalid when
     none is valid."""
     moe = case.model.is_moe
+    # Every layout width the case leaves open is the harness's choice, whether the plan search
+    # filled it or, finding no plan that fits, left it at 1.
     free: list[str] = [
-        k
-        for k in LAYOUT_FIELDS
-        if any(k in lay for lay in layouts)
-        and case.plan.get(k) is None
-        and (moe or k not in ("ep", "etp"))
+        k for k in LAYOUT_FIELDS if case.plan.get(k) is None and (moe or k not in ("ep", "etp"))
     ]
     plans = []
     reason = ""

@@ -73,11 +73,21 @@ def _hf_get(cfg: dict[str, Any], *names: str, default: Any = None) -> Any:
 
 
 def _hf_int(cfg: dict[str, Any], *names: str, default: int | None = None, where: str) -> int:
-    """A whole-number field (the first of ``names`` present); a wrong type names the field."""
+    """A whole-number field (the first of ``names`` present); a wrong type names the field. A
+    per-layer list whose entries are all equal (Hunyuan's ``moe_topk``,
+    ``moe_intermediate_size`` and ``num_shared_expert``) is that one value; a list that varies
+    from layer to layer is refused (every MoE layer is modelled alike)."""
     for name in names:
         value = cfg.get(name)
         if value is None:
             continue
+        if isinstance(value, list) and value and all(v == value[0] for v in value):
+            value = value[0]
+        elif isinstance(value, list):
+            raise SpecError(
+                name, value, "a whole number, or a per-layer list of one repeated value",
+                where=where,
+            )
         if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
             raise SpecError(name, value, "a whole number", where=where)
         return int(value)

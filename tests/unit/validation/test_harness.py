@@ -285,6 +285,18 @@ def test_an_open_layout_is_searched_and_reported(tmp_path: Path) -> None:
     assert not isinstance(only_pp, Exception)
     assert (only_pp.plan.tp, only_pp.plan.cp) == (dense["plan"]["tp"], dense["plan"]["cp"])
     assert "pp" in only_pp.chosen and "ep" not in only_pp.chosen
+    # No plan fits (DeepSeek-V3 on one node): the open widths stay at 1, and they are still
+    # reported as the harness's choice beside the prediction that does not fit.
+    crowded = copy.deepcopy(open_layout)
+    crowded["id"] = "crowded"
+    crowded["model"] = {"catalog": "deepseek-v3"}
+    crowded["hardware"]["gpus"] = 8
+    pred = predict_cases(read_runs_file(_write(tmp_path, [crowded])).cases)[0]
+    assert not isinstance(pred, Exception)
+    assert not pred.fits
+    assert {k: pred.chosen[k] for k in ("tp", "pp", "cp", "ep")} == dict.fromkeys(
+        ("tp", "pp", "cp", "ep"), 1
+    )
 
 
 def test_a_scaling_series_gets_one_choice_of_its_open_fields() -> None:

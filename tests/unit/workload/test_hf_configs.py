@@ -172,6 +172,17 @@ CONFIGS: dict[str, tuple[dict[str, Any], float]] = {
          "tie_word_embeddings": False},
         16e9,
     ),
+    "tencent/Hunyuan-A13B-Pretrain": (
+        # 80B total, 13B activated (the model card); its MoE keys are per-layer lists of one
+        # repeated value
+        {"model_type": "hunyuan_v1_moe", "hidden_size": 4096, "intermediate_size": 3072,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+         "num_hidden_layers": 32, "vocab_size": 128167, "hidden_act": "silu",
+         "rms_norm_eps": 1e-5, "num_experts": 64, "moe_topk": [8] * 32,
+         "moe_intermediate_size": [3072] * 32, "num_shared_expert": [1] * 32,
+         "use_qk_norm": True, "tie_word_embeddings": True},
+        80e9,
+    ),
 }  # fmt: skip
 
 
@@ -252,6 +263,7 @@ def test_dense_layers_not_at_the_front_are_refused() -> None:
         ("allenai/OLMoE-1B-7B-0924", 1.3e9),
         ("baidu/ERNIE-4.5-300B-A47B-PT", 47e9),
         ("inclusionAI/Ling-mini-2.0", 1.4e9),
+        ("tencent/Hunyuan-A13B-Pretrain", 13e9),
     ],
 )
 def test_moe_configs_activate_their_published_parameters(repo: str, active: float) -> None:
@@ -290,3 +302,11 @@ def test_ling_shared_expert_counts_in_the_active_parameters() -> None:
     assert model.shared_experts == 1
     embeddings = 2 * model.vocab * model.hidden
     assert active_param_count(model) - embeddings == pytest.approx(789e6, rel=0.01)
+
+
+def test_per_layer_lists_of_one_value_read_as_that_value_and_varying_ones_are_refused() -> None:
+    cfg = CONFIGS["tencent/Hunyuan-A13B-Pretrain"][0]
+    model = model_from_hf_config(cfg, "h")
+    assert (model.routed_experts, model.top_k, model.shared_experts) == (64, 8, 1)
+    with pytest.raises(SpecError, match="moe_topk"):
+        model_from_hf_config(cfg | {"moe_topk": [8] * 31 + [4]}, "h")
