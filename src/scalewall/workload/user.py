@@ -85,7 +85,9 @@ def _hf_int(cfg: dict[str, Any], *names: str, default: int | None = None, where:
             value = value[0]
         elif isinstance(value, list):
             raise SpecError(
-                name, value, "a whole number, or a per-layer list of one repeated value",
+                name,
+                value,
+                "a whole number, or a per-layer list of one repeated value",
                 where=where,
             )
         if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
