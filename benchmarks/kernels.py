@@ -18,6 +18,15 @@ What it measures, and which model terms each informs:
   GPU time from CUDA-graph replay, so launch gaps do not count (``grouped_gemm_time_s``).
 - ``permute``: token permutation and un-permutation (``index_select`` of k copies of T tokens,
   ``index_add_`` back), bytes moved over time (``Stack.moe_permute_bytes_per_hidden``).
+- ``attention``: causal fused attention (PyTorch SDPA with the cuDNN and the FlashAttention
+  backends) forward and forward + backward at head widths 64, 128 and 256, heads x width 4096,
+  16K tokens per call (``attention_half_head_dim``'s d / (d + d_half) law and the attention
+  fractions of ``perf/attention.py``); run it with ``--parts attention``.
+- ``moe_layer``: one MoE layer forward and forward + backward on one GPU, grouped GEMMs and
+  no host sync (``GroupedMoE``), at catalog models' expert shapes and 512-8192 token copies
+  per expert: the layer's whole GPU time beside the step model's sum of its parts; run it
+  with ``--parts moe_layer``; ``moe_profile`` splits three forward + backward passes of it
+  by kernel (PyTorch profiler).
 - ``host``: CPU time to issue one eager operation with the GPU idle (tiny tensors), and one
   plain-PyTorch MoE layer's forward and backward with the local experts in a Python loop at
   several expert counts: the slope is the host time per local expert
@@ -327,6 +336,217 @@ class LoopMoE(torch.nn.Module):
         return torch.zeros_like(x).index_add_(0, source, y)
 
 
+class GroupedMoE(torch.nn.Module):
+    """An MoE layer the way grouped-GEMM stacks run it on one GPU, with no host sync: router,
+    top-k, tokens sorted by expert (``argsort`` and ``index_select``), the gated up projection
+    and the down projection each one grouped kernel (``torch._grouped_mm`` with the expert
+    offsets on the device), SwiGLU, the weighted combine by ``index_add_``."""
+
+    def __init__(self, hidden: int, width: int, experts: int, topk: int) -> None:
+        super().__init__()
+        self.router = torch.nn.Linear(hidden, experts, bias=False)
+        self.w13 = torch.nn.Parameter(torch.randn(experts, hidden, 2 * width) * 0.02)
+        self.w2 = torch.nn.Parameter(torch.randn(experts, width, hidden) * 0.02)
+        self.experts, self.topk = experts, topk
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        probs = torch.softmax(self.router(x).float(), dim=-1)
+        weight, chosen = torch.topk(probs, self.topk, dim=-1)
+        flat = chosen.flatten()
+        order = torch.argsort(flat)
+        offs = torch.cumsum(torch.bincount(flat, minlength=self.experts), 0).to(torch.int32)
+        source = order // self.topk
+        tokens = x.index_select(0, source)
+        gate, up = torch._grouped_mm(tokens, self.w13, offs=offs).chunk(2, dim=-1)
+        y = torch._grouped_mm(F.silu(gate) * up, self.w2, offs=offs)
+        y = y * weight.flatten()[order].unsqueeze(-1).to(x.dtype)
+        return torch.zeros_like(x).index_add_(0, source, y)
+
+
+MOE_LAYER_MODELS = ("qwen3-30b-a3b", "mixtral-8x7b", "gpt-oss-120b")
+MOE_COPIES_PER_EXPERT = (512, 2048, 8192)
+"""Token copies per expert of the MoE-layer sweep: the routed GEMMs' rows (T top-k / E)."""
+
+
+def bench_moe_layer(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) -> None:
+    """One MoE layer forward and forward + backward on one GPU (``GroupedMoE``, all experts
+    local), GPU time between CUDA events, at the expert shapes of catalog models: the layer's
+    whole GPU time against the sum the step model builds from its GEMM, permutation and
+    element-wise terms (``perf/moe.py``)."""
+    if not (hasattr(torch, "_grouped_mm") and torch.cuda.is_available()) and not quick:
+        emit(out, {"kind": "moe_layer", "error": "torch._grouped_mm on a GPU is needed"})
+        return
+    for name in MOE_LAYER_MODELS[:1] if quick else MOE_LAYER_MODELS:
+        model = catalog.model(name)
+        hidden, width = int(counts.expert_width_in(model)), int(model.expert_ffn_hidden)
+        experts, topk = model.routed_experts, model.top_k
+        if quick:
+            hidden, width, experts = 64, 32, 8
+        for per_expert in MOE_COPIES_PER_EXPERT[:1] if quick else MOE_COPIES_PER_EXPERT:
+            tokens = max(1, per_expert * experts // topk)
+            if quick:
+                tokens = 64
+            torch.manual_seed(0)
+            layer = GroupedMoE(hidden, width, experts, topk).to(dev, dtype)
+            x = torch.randn(tokens, hidden, device=dev, dtype=dtype, requires_grad=True)
+            grad = torch.randn(tokens, hidden, device=dev, dtype=dtype)
+            flop = 2.0 * tokens * topk * hidden * 3 * width + 2.0 * tokens * hidden * experts
+            rec = {
+                "kind": "moe_layer",
+                "model": name,
+                "hidden": hidden,
+                "width": width,
+                "experts": experts,
+                "topk": topk,
+                "tokens": tokens,
+                "copies_per_expert": tokens * topk / experts,
+            }
+
+            def fwd(layer: Any = layer, x: Any = x) -> object:
+                with torch.no_grad():
+                    return layer(x)
+
+            def fwd_bwd(layer: Any = layer, x: Any = x, grad: Any = grad) -> object:
+                y = layer(x)
+                y.backward(grad)
+                return y
+
+            try:
+                t_f = gpu_time_s(fwd, 3, 5, graph=False)
+                t_fb = gpu_time_s(fwd_bwd, 3, 5, graph=False)
+            except (RuntimeError, TypeError, NotImplementedError) as exc:
+                emit(out, rec | {"error": str(exc).splitlines()[0][:200]})
+                continue
+            emit(
+                out,
+                rec
+                | {
+                    "fwd_s": t_f,
+                    "fwd_bwd_s": t_fb,
+                    "fwd_flop_per_s": flop / t_f,
+                    "fwd_bwd_flop_per_s": 3.0 * flop / t_fb,
+                },
+            )
+            del layer, x, grad
+            torch.cuda.empty_cache() if torch.cuda.is_available() else None
+
+
+MOE_PROFILE_TOKENS = {"qwen3-30b-a3b": 32768, "mixtral-8x7b": 8192, "gpt-oss-120b": 65536}
+"""Tokens of the profiled MoE layers (2048 copies per expert)."""
+
+
+def bench_moe_profile(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) -> None:
+    """GPU time by kernel of three ``GroupedMoE`` forward + backward passes (PyTorch profiler):
+    which kernels the layer's time goes to beyond the grouped GEMMs."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activity = ProfilerActivity.CUDA if torch.cuda.is_available() else ProfilerActivity.CPU
+    for name, tokens in list(MOE_PROFILE_TOKENS.items())[: 1 if quick else None]:
+        model = catalog.model(name)
+        hidden, width = int(counts.expert_width_in(model)), int(model.expert_ffn_hidden)
+        experts, topk = model.routed_experts, model.top_k
+        if quick:
+            hidden, width, experts, tokens = 64, 32, 8, 64
+        layer = GroupedMoE(hidden, width, experts, topk).to(dev, dtype)
+        x = torch.randn(tokens, hidden, device=dev, dtype=dtype, requires_grad=True)
+        grad = torch.randn(tokens, hidden, device=dev, dtype=dtype)
+        for _ in range(3):
+            layer(x).backward(grad)
+        _sync()
+        with profile(activities=[activity]) as prof:
+            for _ in range(3):
+                layer(x).backward(grad)
+            _sync()
+        for event in prof.key_averages():
+            seconds = (
+                event.self_device_time_total
+                if torch.cuda.is_available()
+                else event.self_cpu_time_total
+            ) / 1e6
+            if seconds <= 0:
+                continue
+            emit(
+                out,
+                {
+                    "kind": "moe_profile",
+                    "model": name,
+                    "tokens": tokens,
+                    "passes": 3,
+                    "kernel": event.key[:120],
+                    "calls": event.count,
+                    "time_s": seconds,
+                },
+            )
+        del layer, x, grad
+
+
+ATTENTION_HEAD_DIMS = (64, 128, 256)
+ATTENTION_SEQ = (4096, 8192)
+ATTENTION_WIDTH = 4096
+"""Heads x head dim of the attention sweep: one transformer's width at every head size."""
+
+
+def bench_attention(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) -> None:
+    """Causal fused attention forward and forward + backward by head width, one record per
+    backend (cuDNN, FlashAttention through PyTorch's SDPA): the head-width law
+    d / (d + d_half) of ``attention_half_head_dim`` and the accelerator's attention fraction.
+    FLOPs: forward 4 b h s^2 d / 2 (causal), backward 2.5x the forward (five matmuls to two)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
+    if not torch.cuda.is_available():
+        backends = {"math": SDPBackend.MATH}
+    dims = ATTENTION_HEAD_DIMS[:2] if quick else ATTENTION_HEAD_DIMS
+    seqs = (256,) if quick else ATTENTION_SEQ
+    for name, backend in backends.items():
+        for s in seqs:
+            for d in dims:
+                h = max(1, (256 if quick else ATTENTION_WIDTH) // d)
+                b = max(1, 16384 // s)
+                q, k, v = (
+                    torch.randn(b, h, s, d, device=dev, dtype=dtype, requires_grad=True)
+                    for _ in range(3)
+                )
+                grad = torch.randn(b, h, s, d, device=dev, dtype=dtype)
+
+                qkv, chosen = (q, k, v), backend
+
+                def fwd(qkv: Any = qkv, chosen: Any = chosen) -> object:
+                    with torch.no_grad(), sdpa_kernel(chosen):
+                        return F.scaled_dot_product_attention(*qkv, is_causal=True)
+
+                def fwd_bwd(qkv: Any = qkv, chosen: Any = chosen, grad: Any = grad) -> object:
+                    with sdpa_kernel(chosen):
+                        o = F.scaled_dot_product_attention(*qkv, is_causal=True)
+                    o.backward(grad)
+                    return o
+
+                try:
+                    t_f = gpu_time_s(fwd, 2 if quick else 10, 3 if quick else 7, graph=False)
+                    t_fb = gpu_time_s(fwd_bwd, 2 if quick else 5, 3 if quick else 7, graph=False)
+                except RuntimeError as exc:  # a backend that does not take this shape
+                    emit(out, {"kind": "attention", "backend": name, "seq": s, "head_dim": d,
+                               "error": str(exc).splitlines()[0][:200]})  # fmt: skip
+                    continue
+                flop_f = 4.0 * b * h * s * s * d / 2.0
+                emit(
+                    out,
+                    {
+                        "kind": "attention",
+                        "backend": name,
+                        "causal": True,
+                        "batch": b,
+                        "heads": h,
+                        "seq": s,
+                        "head_dim": d,
+                        "fwd_s": t_f,
+                        "fwd_bwd_s": t_fb,
+                        "fwd_flop_per_s": flop_f / t_f,
+                        "fwd_bwd_flop_per_s": 3.5 * flop_f / t_fb,
+                    },
+                )
+
+
 def host_issue_s(fn: Callable[[], object], n: int) -> float:
     """CPU seconds to issue one call of ``fn`` (the GPU kept ahead of nothing: tiny work)."""
     for _ in range(10):
@@ -402,6 +622,9 @@ def main() -> int:
         "grouped_gemm": bench_grouped,
         "permute": bench_permute,
         "gemm": bench_gemm,
+        "attention": bench_attention,
+        "moe_layer": bench_moe_layer,
+        "moe_profile": bench_moe_profile,
     }
     with args.output.open("w") as out:
         emit(

@@ -133,7 +133,13 @@ class AttentionEfficiency:
     H100 (arXiv 2407.08608, Fig. 5, BF16, non-causal, 16K tokens) reaches 497 TFLOP/s at head
     dim 64 and 648 at 128: d_half = 56. The accelerator's and the stack's attention fractions are
     quoted at ``attention_reference_head_dim``; other widths scale by the ratio of the two rates
-    (head dim 64: 0.77; MLA's 192 + 128: 1.07). Set by: the FlashAttention-3 figures above."""
+    (head dim 64: 0.77; MLA's 192 + 128: 1.07). Set by: the FlashAttention-3 figures above.
+    Checked on one H200 (``catalog/data/measurements/h200-2026-12-04-attention-moe.jsonl``,
+    cuDNN's causal kernels through PyTorch SDPA, 4K and 8K tokens): 64 over 128 is 0.77-0.80
+    forward and 0.82 forward and backward. Past 128 the backward falls (head width 256 ran
+    at 0.75-0.83 of 128's rate), which the law does not follow. The same run measured the rates
+    at 128 themselves: cuDNN 543-549 TFLOP/s forward and 454-494 forward and backward (0.46-0.50
+    of the BF16 peak at full clock), FlashAttention-2 through SDPA 266-292 (0.27-0.30)."""
     attention_reference_head_dim: float = 128.0
     """Head width the attention fractions (``Accelerator.attention_frac``,
     ``Stack.attention_kernel_frac``) are quoted at: the FlashAttention-2 and -3 papers' headline
