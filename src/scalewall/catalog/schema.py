@@ -556,7 +556,9 @@ class Stack:
     attention_kernel_frac: float = 0.0
     """Fraction of the BF16 peak the stack's fused attention reaches, forward and backward
     together, at the sustained clock. 0: the accelerator's catalog figure (FlashAttention-2
-    generation: 35% on H100) or ``Efficiency.compute.flash_attention_frac``. Warp-specialised
+    generation: 30% on Hopper, measured on an H200) or ``Efficiency.compute.flash_attention_frac``.
+    The cuDNN kernels measured on the same H200 (PyTorch SDPA, 2026) reach 0.46-0.50 forward and
+    backward at head width 128, below the figure below. Warp-specialised
     asynchronous kernels (FlashAttention-3, cuDNN 9 fused attention on Hopper and Blackwell)
     reach 75% forward and about 55% backward (Shah et al. 2024, arXiv 2407.08608, Sec. 4.1:
     740 TFLOP/s forward of 989; backward 1.5-1.75x FlashAttention-2's ~330); weighted by the
