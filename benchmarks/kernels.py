@@ -320,47 +320,37 @@ class LoopMoE(torch.nn.Module):
         self.w2 = torch.nn.Parameter(torch.randn(experts, width, hidden) * 0.02)
         self.experts, self.topk = experts, topk
 
+    def expert_ffn(self, tokens: torch.Tensor, flat: torch.Tensor) -> torch.Tensor:
+        """The experts' SwiGLU over the tokens sorted by expert: one GEMM pair per expert,
+        sized from the token counts copied to the host (the host sync)."""
+        counts = torch.bincount(flat, minlength=self.experts).tolist()
+        outs = []
+        for i, part in enumerate(tokens.split(counts)):
+            gate, up = (part @ self.w13[i]).chunk(2, dim=-1)
+            outs.append((F.silu(gate) * up) @ self.w2[i])
+        return torch.cat(outs)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         probs = torch.softmax(self.router(x).float(), dim=-1)
         weight, chosen = torch.topk(probs, self.topk, dim=-1)
         flat = chosen.flatten()
         order = torch.argsort(flat)
-        counts = torch.bincount(flat, minlength=self.experts).tolist()  # the host sync
         source = order // self.topk
-        tokens = x.index_select(0, source)
-        outs = []
-        for i, part in enumerate(tokens.split(counts)):
-            gate, up = (part @ self.w13[i]).chunk(2, dim=-1)
-            outs.append((F.silu(gate) * up) @ self.w2[i])
-        y = torch.cat(outs) * weight.flatten()[order].unsqueeze(-1).to(x.dtype)
+        y = self.expert_ffn(x.index_select(0, source), flat)
+        y = y * weight.flatten()[order].unsqueeze(-1).to(x.dtype)
         return torch.zeros_like(x).index_add_(0, source, y)
 
 
-class GroupedMoE(torch.nn.Module):
+class GroupedMoE(LoopMoE):
     """An MoE layer the way grouped-GEMM stacks run it on one GPU, with no host sync: router,
     top-k, tokens sorted by expert (``argsort`` and ``index_select``), the gated up projection
     and the down projection each one grouped kernel (``torch._grouped_mm`` with the expert
     offsets on the device), SwiGLU, the weighted combine by ``index_add_``."""
 
-    def __init__(self, hidden: int, width: int, experts: int, topk: int) -> None:
-        super().__init__()
-        self.router = torch.nn.Linear(hidden, experts, bias=False)
-        self.w13 = torch.nn.Parameter(torch.randn(experts, hidden, 2 * width) * 0.02)
-        self.w2 = torch.nn.Parameter(torch.randn(experts, width, hidden) * 0.02)
-        self.experts, self.topk = experts, topk
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        probs = torch.softmax(self.router(x).float(), dim=-1)
-        weight, chosen = torch.topk(probs, self.topk, dim=-1)
-        flat = chosen.flatten()
-        order = torch.argsort(flat)
+    def expert_ffn(self, tokens: torch.Tensor, flat: torch.Tensor) -> torch.Tensor:
         offs = torch.cumsum(torch.bincount(flat, minlength=self.experts), 0).to(torch.int32)
-        source = order // self.topk
-        tokens = x.index_select(0, source)
         gate, up = torch._grouped_mm(tokens, self.w13, offs=offs).chunk(2, dim=-1)
-        y = torch._grouped_mm(F.silu(gate) * up, self.w2, offs=offs)
-        y = y * weight.flatten()[order].unsqueeze(-1).to(x.dtype)
-        return torch.zeros_like(x).index_add_(0, source, y)
+        return torch._grouped_mm(F.silu(gate) * up, self.w2, offs=offs)
 
 
 MOE_LAYER_MODELS = ("qwen3-30b-a3b", "mixtral-8x7b", "gpt-oss-120b")
