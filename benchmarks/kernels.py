@@ -418,7 +418,8 @@ def bench_moe_layer(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool
                 },
             )
             del layer, x, grad
-            torch.cuda.empty_cache() if torch.cuda.is_available() else None
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
 
 
 MOE_PROFILE_TOKENS = {"qwen3-30b-a3b": 32768, "mixtral-8x7b": 8192, "gpt-oss-120b": 65536}
