@@ -20,8 +20,8 @@ What it measures, and which model terms each informs:
   ``index_add_`` back), bytes moved over time (``Stack.moe_permute_bytes_per_hidden``).
 - ``attention``: causal fused attention (PyTorch SDPA with the cuDNN and the FlashAttention
   backends) forward and forward + backward at head widths 64, 128 and 256, heads x width 4096,
-  16K tokens per call (``attention_half_head_dim``'s d / (d + d_half) law and the attention
-  fractions of ``perf/attention.py``); run it with ``--parts attention``.
+  4K-32K tokens per sequence, 16K or more per call (``attention_half_head_dim``'s d / (d + d_half)
+  law, the attention fractions and ``attention_half_tokens``); run it with ``--parts attention``.
 - ``moe_layer``: one MoE layer forward and forward + backward on one GPU, grouped GEMMs and
   no host sync (``GroupedMoE``), at catalog models' expert shapes and 512-8192 token copies
   per expert: the layer's whole GPU time beside the step model's sum of its parts; run it
@@ -472,7 +472,7 @@ def bench_moe_profile(out: Any, dev: torch.device, dtype: torch.dtype, quick: bo
 
 
 ATTENTION_HEAD_DIMS = (64, 128, 256)
-ATTENTION_SEQ = (4096, 8192)
+ATTENTION_SEQ = (4096, 8192, 16384, 32768)
 ATTENTION_WIDTH = 4096
 """Heads x head dim of the attention sweep: one transformer's width at every head size."""
 

@@ -46,7 +46,10 @@ class Accelerator:
     ceiling's conditions (clocks settle at the board power limit under sustained load)."""
     attention_frac: float = 0.0
     """Fraction of the BF16 peak the widely deployed fused-attention kernel reaches on this part,
-    forward and backward (0: use the step model's default)."""
+    forward and backward, at long sequences (0: use the step model's default)."""
+    attention_half_tokens: float = 0.0
+    """Key length at which that kernel runs forward and backward at half its long-sequence rate
+    (the rate scales as L / (L + L_half)); 0: ``Efficiency.attention.attention_half_tokens``."""
     uncertain: bool = False
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict)
@@ -556,9 +559,10 @@ class Stack:
     attention_kernel_frac: float = 0.0
     """Fraction of the BF16 peak the stack's fused attention reaches, forward and backward
     together, at the sustained clock. 0: the accelerator's catalog figure (FlashAttention-2
-    generation: 30% on Hopper, measured on an H200) or ``Efficiency.compute.flash_attention_frac``.
-    The cuDNN kernels measured on the same H200 (PyTorch SDPA, 2026) reach 0.46-0.50 forward and
-    backward at head width 128, below the figure below. Warp-specialised
+    generation: 33% on Hopper at long sequences, measured on an H200) or
+    ``Efficiency.compute.flash_attention_frac``. The cuDNN kernels measured on the same H200
+    (PyTorch SDPA, 2026) reach 0.45-0.54 forward and backward at head width 128 from 4K to 32K
+    tokens, about 0.56 at long sequences, below the figure below. Warp-specialised
     asynchronous kernels (FlashAttention-3, cuDNN 9 fused attention on Hopper and Blackwell)
     reach 75% forward and about 55% backward (Shah et al. 2024, arXiv 2407.08608, Sec. 4.1:
     740 TFLOP/s forward of 989; backward 1.5-1.75x FlashAttention-2's ~330); weighted by the

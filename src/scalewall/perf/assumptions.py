@@ -123,7 +123,12 @@ class AttentionEfficiency:
     517.1, 565.5, 590.2, 614.2 and 620.7 TFLOP/s at sequence 512, 1K, 2K, 4K, 8K and 16K: L_half
     = 240 fits all six within 1.5%. The accelerator's and the stack's attention fractions are the
     long-sequence rates; ring context parallelism runs the kernel on s / cp keys per step, which
-    is where this matters. Set by: the FlashAttention-3 benchmark above."""
+    is where this matters. Set by: the FlashAttention-3 benchmark above. Forward and backward
+    together the kernels measured on an H200 (``catalog/data/measurements/
+    h200-2026-12-04-attention-moe.jsonl``, 4K-32K tokens) approach their long-sequence rate more
+    slowly, about L / (L + 1000) for both FlashAttention-2 and cuDNN: a part whose catalog
+    kernel was measured states its own (``Accelerator.attention_half_tokens``); the stacks'
+    FlashAttention-3-class fractions keep this one."""
     attention_half_head_dim: float = 56.0
     """Head width at which a fused attention kernel runs at half the rate of infinitely wide
     heads: per score the tensor cores do 2 (d_qk + d_v) FLOPs while the softmax's exponential,
@@ -135,11 +140,12 @@ class AttentionEfficiency:
     quoted at ``attention_reference_head_dim``; other widths scale by the ratio of the two rates
     (head dim 64: 0.77; MLA's 192 + 128: 1.07). Set by: the FlashAttention-3 figures above.
     Checked on one H200 (``catalog/data/measurements/h200-2026-12-04-attention-moe.jsonl``,
-    cuDNN's causal kernels through PyTorch SDPA, 4K and 8K tokens): 64 over 128 is 0.77-0.80
-    forward and 0.82 forward and backward. Past 128 the backward falls (head width 256 ran
-    at 0.75-0.83 of 128's rate), which the law does not follow. The same run measured the rates
-    at 128 themselves: cuDNN 543-549 TFLOP/s forward and 454-494 forward and backward (0.46-0.50
-    of the BF16 peak at full clock), FlashAttention-2 through SDPA 266-292 (0.27-0.30)."""
+    cuDNN's causal kernels through PyTorch SDPA, 4K to 32K tokens): 64 over 128 is 0.73-0.80
+    forward and 0.78-0.82 forward and backward. Past 128 the backward falls
+    (head width 256 ran at 0.79-0.83 of 128's rate), which the law does not follow. The same run
+    measured the rates at 128 themselves, forward and backward: cuDNN 0.45-0.54 of the BF16 peak
+    at full clock and FlashAttention-2 through SDPA 0.27-0.32 (the Hopper parts'
+    ``Accelerator.attention_frac`` and ``attention_half_tokens``)."""
     attention_reference_head_dim: float = 128.0
     """Head width the attention fractions (``Accelerator.attention_frac``,
     ``Stack.attention_kernel_frac``) are quoted at: the FlashAttention-2 and -3 papers' headline

@@ -76,14 +76,15 @@ def _attention_times(
         # A causal kernel skips the masked half; with CP, causal load balancing gives each rank
         # the same share. FlashAttention's backward recomputes the scores: 2.5x forward FLOPs.
         flop = 2.0 * tokens * keys_per_query(p.seq_len, window) * heads * (d_qk + d_v)
-        frac = dev.attention_frac
+        frac, half = dev.attention_frac, dev.attention_half_tokens
         if stack.attention_kernel_frac > 0:
             frac = stack.attention_kernel_frac * dev.clock_frac
+            half = eff.attention.attention_half_tokens
         # Keys one kernel call loops over: the sequence (or window), or one ring step's chunk.
         keys = np.where((p.cp > 1) & (p.cp_mode == CP_MODE["ring"]), p.seq_len / p.cp, p.seq_len)
         if window:
             keys = np.minimum(keys, float(window))
-        rate = frac * keys / (keys + eff.attention.attention_half_tokens)
+        rate = frac * keys / (keys + half)
         rate = rate * head_width_factor(0.5 * (d_qk + d_v), eff)
         forward = flop / (dev.peak_bf16_flop_per_s * rate)
         return forward, 2.5 * forward, np.zeros_like(forward)

@@ -53,6 +53,8 @@ class Device:
     """Sustained GEMM fraction of the peak: microbenchmark ceiling x in-step ratio."""
     attention_frac: float
     """Fused-attention fraction of the BF16 peak (the accelerator's catalog kernel)."""
+    attention_half_tokens: float
+    """Key length at which the catalog kernel runs at half its long-sequence rate."""
     clock_frac: float
     """Sustained clock over the boost clock in training (``training_clock_frac``)."""
     sm_count: int
@@ -98,6 +100,7 @@ class Device:
             peak_bf16_flop_per_s=acc.peak_16bit_flop_per_s,
             gemm_ceiling_frac=acc.gemm_max_frac * eff.compute.gemm_sustained_ratio * clock,
             attention_frac=(acc.attention_frac or eff.compute.flash_attention_frac) * clock,
+            attention_half_tokens=acc.attention_half_tokens or eff.attention.attention_half_tokens,
             clock_frac=clock,
             sm_count=acc.sm_count,
             hbm_bytes_per_s=acc.hbm_bytes_per_s,
