@@ -417,10 +417,11 @@ def test_expert_weights_and_optimizer_shard_by_ep() -> None:
 
 
 def test_ring_cp_runs_the_attention_kernel_on_short_chunks() -> None:
-    """Llama 3 8B, 8K tokens, tp 1. Without CP a kernel loops over 8,192 keys: rate factor
-    8192 / (8192 + 240) = 0.9715; ring CP 8 hands it 1,024-key chunks: 1024 / 1264 = 0.8101.
-    Per token the attention core takes 0.9715 / 0.8101 = 1.199x as long; all-to-all CP keeps
-    the whole sequence per head group and the long-sequence rate."""
+    """Llama 3 8B, 8K tokens, tp 1, the H100's FlashAttention-2 (half rate at 1,000 keys).
+    Without CP a kernel loops over 8,192 keys: rate factor 8192 / (8192 + 1000) = 0.8912; ring
+    CP 8 hands it 1,024-key chunks: 1024 / 2024 = 0.5059. Per token the attention core takes
+    0.8912 / 0.5059 = 1.76x as long; all-to-all CP keeps the whole sequence per head group and
+    the long-sequence rate. A stack's own kernel figure takes the default half length (240)."""
     from scalewall.perf.attention import attention_times
 
     model = catalog.model("llama3-8b")
@@ -435,8 +436,12 @@ def test_ring_cp_runs_the_attention_kernel_on_short_chunks() -> None:
     dev = Device.of(catalog.accelerator("h100-sxm-80gb"), batch.precision, EFF)
     forward = attention_times(model, batch, dev, EFF, Stack())[0]
     per_token = forward * batch.cp  # each rank holds 1/cp of the tokens
-    assert per_token[1] / per_token[0] == pytest.approx((8192 / 8432) / (1024 / 1264), rel=1e-9)
+    assert catalog.accelerator("h100-sxm-80gb").attention_half_tokens == 1000.0
+    assert per_token[1] / per_token[0] == pytest.approx((8192 / 9192) / (1024 / 2024), rel=1e-9)
     assert per_token[2] == pytest.approx(per_token[0], rel=1e-9)
+    fa3 = Stack(attention_kernel_frac=0.6)
+    own = attention_times(model, batch, dev, EFF, fa3)[0] * batch.cp
+    assert own[1] / own[0] == pytest.approx((8192 / 8432) / (1024 / 1264), rel=1e-9)
 
 
 def test_a_stack_without_the_fp8_weight_cache_casts_the_weights_every_micro_batch() -> None:
