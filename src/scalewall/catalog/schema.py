@@ -562,7 +562,8 @@ class Stack:
     generation: 33% on Hopper at long sequences, measured on an H200) or
     ``Efficiency.compute.flash_attention_frac``. The cuDNN kernels measured on the same H200
     (PyTorch SDPA, 2026) reach 0.45-0.54 forward and backward at head width 128 from 4K to 32K
-    tokens, about 0.56 at long sequences, below the figure below. Warp-specialised
+    tokens, about 0.56 at long sequences: less than the FlashAttention-3 figure that follows.
+    Warp-specialised
     asynchronous kernels (FlashAttention-3, cuDNN 9 fused attention on Hopper and Blackwell)
     reach 75% forward and about 55% backward (Shah et al. 2024, arXiv 2407.08608, Sec. 4.1:
     740 TFLOP/s forward of 989; backward 1.5-1.75x FlashAttention-2's ~330); weighted by the
