@@ -564,9 +564,9 @@ class Stack:
     (PyTorch SDPA, 2026) reach 0.45-0.54 forward and backward at head width 128 from 4K to 32K
     tokens, about 0.56 at long sequences: less than the FlashAttention-3 figure that follows.
     Warp-specialised asynchronous kernels (FlashAttention-3, cuDNN 9 fused attention on Hopper
-    and Blackwell) reach 75% forward and about 55% backward (Shah et al. 2024, arXiv 2407.08608, Sec. 4.1:
-    740 TFLOP/s forward of 989; backward 1.5-1.75x FlashAttention-2's ~330); weighted by the
-    backward's 2.5x FLOPs: 3.5 / (1/0.75 + 2.5/0.55) = 0.60."""
+    and Blackwell) reach 75% forward and about 55% backward (Shah et al. 2024, arXiv
+    2407.08608, Sec. 4.1: 740 TFLOP/s forward of 989; backward 1.5-1.75x FlashAttention-2's
+    ~330); weighted by the backward's 2.5x FLOPs: 3.5 / (1/0.75 + 2.5/0.55) = 0.60."""
     elementwise_bytes_per_hidden: float = 40.0
     """HBM bytes moved per hidden element per layer per token by non-GEMM ops, forward+backward
     (norms, residual adds, bias, dropout, rotary), with the stack's kernel fusion."""
