@@ -255,7 +255,8 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     (:data:`GATED_MLP_TYPES`) and two for the others; an unknown type is read by its
     activation. Llama 4 (``interleave_moe_layer_step``, the dense width
     ``intermediate_size_mlp``, a shared expert per MoE layer), DBRX (``ffn_config`` and
-    ``attn_config`` sub-tables) and gpt-oss (``experts_per_token``) MoE keys too.
+    ``attn_config`` sub-tables), gpt-oss (``experts_per_token``) and Arctic (the dense residual
+    MLP of ``parallel_attn_mlp_res``, read as a shared expert) MoE keys too.
     """
     where = f"{name}"
     if not isinstance(cfg, dict):
@@ -355,6 +356,10 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         expert_ffn = ffn_hidden
         ffn_hidden = num("intermediate_size_mlp")
         shared = shared or 1
+    if routed and cfg.get("parallel_attn_mlp_res") is True and not shared:
+        # Arctic: a dense MLP of ``intermediate_size`` beside the MoE in every layer, summed
+        # into the residual; the same weights and FLOPs as a shared expert of that width.
+        shared = max(1, ffn_hidden // expert_ffn) if expert_ffn else 1
     shared_width = num(
         "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", default=0
     )
@@ -461,12 +466,17 @@ def _mamba_fields(cfg: dict[str, Any], num: Any, pattern: str) -> dict[str, Any]
 
 def _moe_layer_freq(cfg: dict[str, Any], num: Any) -> int:
     """Every how many layers an MoE layer comes: Qwen-MoE ``decoder_sparse_step``, Llama 4
-    ``interleave_moe_layer_step``, DeepSeek ``moe_layer_freq`` (an integer there)."""
+    ``interleave_moe_layer_step``, Arctic ``moe_layer_frequency``, DeepSeek ``moe_layer_freq``
+    (an integer there)."""
     value = cfg.get("moe_layer_freq")
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
     step: int = num(
-        "decoder_sparse_step", "interleave_moe_layer_step", "moe_layer_interval", default=1
+        "decoder_sparse_step",
+        "interleave_moe_layer_step",
+        "moe_layer_interval",
+        "moe_layer_frequency",
+        default=1,
     )
     return max(step, 1)
 

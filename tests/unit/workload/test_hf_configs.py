@@ -183,6 +183,16 @@ CONFIGS: dict[str, tuple[dict[str, Any], float]] = {
          "use_qk_norm": True, "tie_word_embeddings": True},
         80e9,
     ),
+    "Snowflake/snowflake-arctic-base": (
+        # 480B total (Snowflake's model card): a dense residual MLP beside the 128-expert MoE in
+        # every layer (parallel_attn_mlp_res), read as one shared expert of its width
+        {"model_type": "arctic", "hidden_size": 7168, "intermediate_size": 4864,
+         "num_attention_heads": 56, "num_key_value_heads": 8, "num_hidden_layers": 35,
+         "vocab_size": 32000, "hidden_act": "silu", "rms_norm_eps": 1e-5,
+         "num_local_experts": 128, "num_experts_per_tok": 2, "moe_layer_frequency": 1,
+         "parallel_attn_mlp_res": True, "tie_word_embeddings": False},
+        480e9,
+    ),
 }  # fmt: skip
 
 
@@ -310,3 +320,16 @@ def test_per_layer_lists_of_one_value_read_as_that_value_and_varying_ones_are_re
     assert (model.routed_experts, model.top_k, model.shared_experts) == (64, 8, 1)
     with pytest.raises(SpecError, match="moe_topk"):
         model_from_hf_config(cfg | {"moe_topk": [8] * 31 + [4]}, "h")
+
+
+def test_arctic_counts_its_dense_residual_mlp_as_a_shared_expert() -> None:
+    cfg = CONFIGS["Snowflake/snowflake-arctic-base"][0]
+    model = model_from_hf_config(cfg, "a")
+    assert (model.shared_experts, model.expert_ffn_hidden) == (1, 4864)
+    without = model_from_hf_config(cfg | {"parallel_attn_mlp_res": False}, "a")
+    assert without.shared_experts == 0
+    assert active_param_count(model) - active_param_count(without) == pytest.approx(
+        35 * 3 * 7168 * 4864, rel=1e-3
+    )
+    every_other = model_from_hf_config(cfg | {"moe_layer_frequency": 2}, "a")
+    assert every_other.moe_layer_freq == 2
