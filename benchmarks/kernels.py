@@ -358,6 +358,27 @@ MOE_COPIES_PER_EXPERT = (512, 2048, 8192)
 """Token copies per expert of the MoE-layer sweep: the routed GEMMs' rows (T top-k / E)."""
 
 
+def _moe_shape(name: str, quick: bool) -> tuple[int, int, int, int]:
+    """(expert input width, expert FFN width, routed experts, top-k) of a catalog model; a
+    tiny shape for ``--quick``."""
+    model = catalog.model(name)
+    if quick:
+        return 64, 32, 8, model.top_k
+    width_in = int(counts.expert_width_in(model))
+    return width_in, int(model.expert_ffn_hidden), model.routed_experts, model.top_k
+
+
+def _moe_inputs(
+    shape: tuple[int, int, int, int], tokens: int, dev: torch.device, dtype: torch.dtype
+) -> tuple[GroupedMoE, torch.Tensor, torch.Tensor]:
+    """A ``GroupedMoE`` of ``shape``, its input of ``tokens`` rows and an output gradient."""
+    hidden, width, experts, topk = shape
+    layer = GroupedMoE(hidden, width, experts, topk).to(dev, dtype)
+    x = torch.randn(tokens, hidden, device=dev, dtype=dtype, requires_grad=True)
+    grad = torch.randn(tokens, hidden, device=dev, dtype=dtype)
+    return layer, x, grad
+
+
 def bench_moe_layer(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) -> None:
     """One MoE layer forward and forward + backward on one GPU (``GroupedMoE``, all experts
     local), GPU time between CUDA events, at the expert shapes of catalog models: the layer's
@@ -367,19 +388,12 @@ def bench_moe_layer(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool
         emit(out, {"kind": "moe_layer", "error": "torch._grouped_mm on a GPU is needed"})
         return
     for name in MOE_LAYER_MODELS[:1] if quick else MOE_LAYER_MODELS:
-        model = catalog.model(name)
-        hidden, width = int(counts.expert_width_in(model)), int(model.expert_ffn_hidden)
-        experts, topk = model.routed_experts, model.top_k
-        if quick:
-            hidden, width, experts = 64, 32, 8
+        shape = _moe_shape(name, quick)
+        hidden, width, experts, topk = shape
         for per_expert in MOE_COPIES_PER_EXPERT[:1] if quick else MOE_COPIES_PER_EXPERT:
-            tokens = max(1, per_expert * experts // topk)
-            if quick:
-                tokens = 64
+            tokens = 64 if quick else max(1, per_expert * experts // topk)
             torch.manual_seed(0)
-            layer = GroupedMoE(hidden, width, experts, topk).to(dev, dtype)
-            x = torch.randn(tokens, hidden, device=dev, dtype=dtype, requires_grad=True)
-            grad = torch.randn(tokens, hidden, device=dev, dtype=dtype)
+            layer, x, grad = _moe_inputs(shape, tokens, dev, dtype)
             flop = 2.0 * tokens * topk * hidden * 3 * width + 2.0 * tokens * hidden * experts
             rec = {
                 "kind": "moe_layer",
@@ -433,14 +447,8 @@ def bench_moe_profile(out: Any, dev: torch.device, dtype: torch.dtype, quick: bo
 
     activity = ProfilerActivity.CUDA if torch.cuda.is_available() else ProfilerActivity.CPU
     for name, tokens in list(MOE_PROFILE_TOKENS.items())[: 1 if quick else None]:
-        model = catalog.model(name)
-        hidden, width = int(counts.expert_width_in(model)), int(model.expert_ffn_hidden)
-        experts, topk = model.routed_experts, model.top_k
-        if quick:
-            hidden, width, experts, tokens = 64, 32, 8, 64
-        layer = GroupedMoE(hidden, width, experts, topk).to(dev, dtype)
-        x = torch.randn(tokens, hidden, device=dev, dtype=dtype, requires_grad=True)
-        grad = torch.randn(tokens, hidden, device=dev, dtype=dtype)
+        tokens = 64 if quick else tokens
+        layer, x, grad = _moe_inputs(_moe_shape(name, quick), tokens, dev, dtype)
         for _ in range(3):
             layer(x).backward(grad)
         _sync()
