@@ -197,6 +197,10 @@ class ModelSpec:
     shared_experts: int = 0
     top_k: int = 0
     expert_ffn_hidden: int = 0
+    shared_expert_ffn_hidden: int = 0
+    """Width of one shared expert where it is not the routed experts' (Granite 4.0's
+    ``shared_intermediate_size``, Qwen2-MoE's ``shared_expert_intermediate_size``); 0: the
+    routed experts' width, ``expert_ffn_hidden``."""
     first_dense_layers: int = 0
     moe_layer_freq: int = 1
     """Every n-th layer after the dense ones is MoE (1: all)."""
@@ -458,6 +462,7 @@ _MODEL_NON_NEGATIVE = (
     "shared_experts",
     "top_k",
     "expert_ffn_hidden",
+    "shared_expert_ffn_hidden",
     "first_dense_layers",
     "router_groups",
     "router_group_topk",

@@ -411,7 +411,13 @@ MODEL_EXTRA_FIELDS = (
 """Shape fields a case's ``model`` may state beside the format's main ones (MLA ranks, MTP,
 windows, a hybrid model's layer or mixer pattern with its Mamba-2 or Gated DeltaNet fields):
 named as in the catalog's model files."""
-MOE_EXTRA_FIELDS = ("moe_layer_freq", "router_groups", "router_group_topk", "moe_latent")
+MOE_EXTRA_FIELDS = (
+    "moe_layer_freq",
+    "router_groups",
+    "router_group_topk",
+    "moe_latent",
+    "shared_expert_ffn_hidden",
+)
 
 
 def _model(case_id: str, data: dict[str, Any], tp: int, base: Path | None = None) -> ModelSpec:

@@ -231,10 +231,15 @@ def gdn_flop_per_token(model: ModelSpec, seq_len: int) -> float:
     return model.linear_value_heads * (2.0 * c * (3.0 * dk + 2.0 * dv) + 6.0 * dk * dv)
 
 
+def shared_expert_width(model: ModelSpec) -> int:
+    """Width of one shared expert: ``shared_expert_ffn_hidden``, else the routed experts'."""
+    return model.shared_expert_ffn_hidden or model.expert_ffn_hidden
+
+
 def kind_ffn_width(model: ModelSpec, kind: LayerKind) -> float:
     """Width of a layer's dense FFN: the MLP's, an MoE layer's shared experts', 0 for none."""
     if kind.ffn == "moe":
-        return float(model.shared_experts * model.expert_ffn_hidden)
+        return float(model.shared_experts * shared_expert_width(model))
     return float(model.ffn_hidden) if kind.ffn == "dense" else 0.0
 
 
@@ -250,7 +255,7 @@ def kind_params(model: ModelSpec, kind: LayerKind) -> LayerParams:
     elif kind.mixer == "gdn":
         mixer, other = gdn_params(model)
     if kind.ffn == "moe":
-        shared = model.shared_experts * ffn_params(model, model.expert_ffn_hidden)
+        shared = model.shared_experts * ffn_params(model, shared_expert_width(model))
         return LayerParams(
             attention=mixer,
             mlp_dense=shared + latent_projection_params(model),

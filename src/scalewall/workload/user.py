@@ -158,14 +158,20 @@ def _sliding_window(cfg: dict[str, Any], layers: int, window: int) -> tuple[int,
 
 NON_TRANSFORMER_TYPES = frozenset(
     {
-        "mamba", "mamba2", "falcon_mamba", "jamba", "zamba", "zamba2", "bamba", "falcon_h1",
-        "granitemoehybrid", "rwkv", "rwkv7", "recurrent_gemma",
-        "lfm2", "xlstm", "minimax", "minimax_m1",
+        "mamba", "mamba2", "falcon_mamba", "jamba", "zamba", "zamba2", "falcon_h1",
+        "rwkv", "rwkv7", "recurrent_gemma", "lfm2", "xlstm", "minimax", "minimax_m1",
     }
 )  # fmt: skip
 """Model types with state-space, recurrent or linear-attention layers the step model does not
-describe (it models Mamba-2 blocks laid out as ``nemotron_h`` configs lay them out): refused
-rather than modelled as attention layers."""
+describe (it models Mamba-2 blocks laid out as ``nemotron_h`` configs lay them out, or as
+``MIXER_FFN_HYBRID_TYPES`` pair them with an FFN): refused rather than modelled as attention
+layers."""
+
+MIXER_FFN_HYBRID_TYPES = frozenset({"granitemoehybrid", "bamba"})
+"""Mamba-2 hybrids whose every layer is a mixer (Mamba-2 or attention) followed by an FFN: IBM
+Granite 4.0-H (transformers ``GraniteMoeHybridDecoderLayer``: the mixer, then the routed
+experts with a shared MLP beside them, or the shared MLP alone) and Bamba (a gated MLP). Read
+into ``layer_pattern`` as two blocks per layer."""
 
 ATTENTION_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
 """``layer_types`` entries the step model describes (Gemma, gpt-oss, Qwen windows), and
@@ -229,6 +235,33 @@ def _hybrid_pattern(cfg: dict[str, Any], layers: int, where: str) -> str:
     return pattern
 
 
+def _mixer_ffn_pattern(cfg: dict[str, Any], layers: int, ffn: str, where: str) -> str:
+    """A Granite 4.0-H or Bamba config's blocks: each layer's mixer (``layer_types`` mamba or
+    attention; Bamba's ``attn_layer_indices``; Mamba-2 where neither says) followed by its FFN
+    (``ffn``: E for routed experts, - for an MLP)."""
+    kinds = cfg.get("layer_types", cfg.get("layers_block_type"))
+    indices = cfg.get("attn_layer_indices")
+    if isinstance(kinds, list):
+        unknown = [k for k in kinds if k not in ("mamba", "attention")]
+        if unknown:
+            raise SpecError("layer_types", unknown[0], "mamba or attention", where=where)
+        if len(kinds) != layers:
+            raise SpecError(
+                "layer_types", f"{len(kinds)} entries", f"one per layer: {layers}", where=where
+            )
+        mixers = ["*" if k == "attention" else "M" for k in kinds]
+    elif isinstance(indices, list):
+        bad = [i for i in indices if not isinstance(i, int) or not 0 <= i < layers]
+        if bad:
+            raise SpecError(
+                "attn_layer_indices", bad[0], f"layer indices from 0 to {layers - 1}", where=where
+            )
+        mixers = ["*" if i in indices else "M" for i in range(layers)]
+    else:
+        mixers = ["M"] * layers
+    return "".join(m + ffn for m in mixers)
+
+
 NON_DECODER_TYPES = frozenset(
     {
         "t5", "mt5", "umt5", "longt5", "switch_transformers", "bart", "mbart", "pegasus",
@@ -255,8 +288,10 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     (:data:`GATED_MLP_TYPES`) and two for the others; an unknown type is read by its
     activation. Llama 4 (``interleave_moe_layer_step``, the dense width
     ``intermediate_size_mlp``, a shared expert per MoE layer), DBRX (``ffn_config`` and
-    ``attn_config`` sub-tables), gpt-oss (``experts_per_token``) and Arctic (the dense residual
-    MLP of ``parallel_attn_mlp_res``, read as a shared expert) MoE keys too.
+    ``attn_config`` sub-tables), gpt-oss (``experts_per_token``), Arctic (the dense residual
+    MLP of ``parallel_attn_mlp_res``, read as a shared expert) and MiniMax (a per-layer
+    ``moe_layer_freq`` list) MoE keys too. Mamba-2 hybrids: ``nemotron_h`` block patterns, and
+    Granite 4.0-H and Bamba layers of a mixer and an FFN (``MIXER_FFN_HYBRID_TYPES``).
     """
     where = f"{name}"
     if not isinstance(cfg, dict):
@@ -282,7 +317,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     known = ATTENTION_LAYER_TYPES | (
         {"linear_attention"} if model_type in GATED_DELTANET_TYPES else set()
     )
-    if isinstance(kinds, list):
+    if isinstance(kinds, list) and model_type not in MIXER_FFN_HYBRID_TYPES:
         other = sorted({str(k) for k in kinds} - known)
         if other:
             raise SpecError(
@@ -301,9 +336,10 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         )
     hidden = num("hidden_size", "n_embd", "d_model")
     heads = num("num_attention_heads", "n_head", "n_heads")
-    hybrid = model_type == "nemotron_h"
+    paired = model_type in MIXER_FFN_HYBRID_TYPES
+    hybrid = model_type == "nemotron_h" or paired
     if (
-        hybrid
+        model_type == "nemotron_h"
         and cfg.get("num_hidden_layers") is None
         and isinstance(cfg.get("layers_block_type"), list)
     ):
@@ -312,7 +348,12 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         layers = num("num_hidden_layers", "n_layer", "n_layers")
     vocab = num("vocab_size")
     act = str(_hf_get(cfg, "mlp_hidden_act", "hidden_act", "activation_function", default="silu"))
-    pattern = _hybrid_pattern(cfg, layers, where) if hybrid else ""
+    if paired:
+        ffn_kind = "E" if num("num_local_experts", default=0) else "-"
+        pattern = _mixer_ffn_pattern(cfg, layers, ffn_kind, where)
+        layers = len(pattern)
+    else:
+        pattern = _hybrid_pattern(cfg, layers, where) if hybrid else ""
     if hybrid:
         activation: str | None = _ACTIVATIONS.get(act)
     elif model_type in GATED_MLP_TYPES:
@@ -325,6 +366,9 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         raise SpecError("hidden_act", act, f"one of {', '.join(_ACTIVATIONS)}", where=where)
     if cfg.get("expansion_ratio") is not None:  # MPT
         ffn_hidden = int(float(cfg["expansion_ratio"]) * hidden)
+    elif model_type == "granitemoehybrid" and "E" not in pattern:
+        # Granite 4.0-H without experts: the shared MLP is the layer's FFN.
+        ffn_hidden = num("shared_intermediate_size")
     else:
         ffn_hidden = num(
             "intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size", default=4 * hidden
@@ -361,12 +405,22 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         # into the residual; the same weights and FLOPs as a shared expert of that width.
         shared = max(1, ffn_hidden // expert_ffn) if expert_ffn else 1
     shared_width = num(
-        "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", default=0
+        "shared_expert_intermediate_size",
+        "moe_shared_expert_intermediate_size",
+        "shared_intermediate_size",
+        default=0,
     )
-    if shared_width and expert_ffn and (not shared or shared * expert_ffn != shared_width):
-        # One shared expert of a multiple of the routed experts' width (Nemotron 3: one of
-        # twice it) counts as that many experts of the routed width: the same weights and FLOPs.
-        shared = shared_width // expert_ffn
+    shared_expert_ffn = 0
+    stated_apart = not shared or shared * expert_ffn != shared_width
+    if routed and shared_width and expert_ffn and stated_apart:
+        if shared_width % expert_ffn == 0:
+            # One shared expert of a multiple of the routed experts' width (Nemotron 3: one of
+            # twice it) counts as that many experts of the routed width: the same weights and
+            # FLOPs.
+            shared = shared_width // expert_ffn
+        else:
+            # Granite 4.0-H: one shared MLP of its own width beside the routed experts.
+            shared, shared_expert_ffn = 1, shared_width
     first_dense = num("first_k_dense_replace", "moe_layer_start_index", default=0)
     dense_layers = cfg.get("mlp_only_layers")
     if routed and isinstance(dense_layers, list) and dense_layers:
@@ -375,6 +429,9 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
                 "mlp_only_layers", dense_layers, "the first layers (0, 1, ...) only", where=where
             )
         first_dense = max(first_dense, len(dense_layers))
+    flags = cfg.get("moe_layer_freq")
+    if routed and isinstance(flags, list):
+        first_dense = max(first_dense, _leading_dense_layers(flags, layers, where))
     if model_type in LEARNED_POSITION_TYPES:
         position = "learned"
     elif model_type == "bloom" or mpt_attn.get("alibi") or cfg.get("alibi"):
@@ -414,6 +471,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
             "num_experts_per_tok", "experts_per_token", "moe_topk", "moe_top_k", "moe_k", default=0
         ),
         expert_ffn_hidden=expert_ffn,
+        shared_expert_ffn_hidden=shared_expert_ffn,
         first_dense_layers=first_dense,
         moe_layer_freq=_moe_layer_freq(cfg, num) if routed else 1,
         moe_latent=num("moe_latent_size", default=0) if routed else 0,
@@ -449,19 +507,45 @@ def _gdn_fields(cfg: dict[str, Any], num: Any, layers: int, where: str) -> dict[
 
 def _mamba_fields(cfg: dict[str, Any], num: Any, pattern: str) -> dict[str, Any]:
     """The Mamba-2 fields of a ``nemotron_h`` config (``mamba_num_heads``, ``mamba_head_dim``,
-    ``ssm_state_size``, ``n_groups``, ``conv_kernel``, ``chunk_size``) with its layer
-    pattern."""
+    ``ssm_state_size``, ``n_groups``, ``conv_kernel``, ``chunk_size``) or of a Granite 4.0-H
+    or Bamba config (``mamba_n_heads``, ``mamba_d_head``, ``mamba_d_state``,
+    ``mamba_n_groups``, ``mamba_d_conv``, ``mamba_chunk_size``) with its layer pattern."""
     if "M" not in pattern:
         return {"layer_pattern": pattern}
+    heads = num("mamba_num_heads", "mamba_n_heads")
+    head_dim = cfg.get("mamba_head_dim", cfg.get("mamba_d_head"))
+    if head_dim is None or head_dim == "auto":
+        # Granite 4.0-H / Bamba: the inner width mamba_expand x hidden split over the heads.
+        head_dim = num("mamba_expand", default=2) * num("hidden_size") // max(heads, 1)
+    else:
+        head_dim = num("mamba_head_dim", "mamba_d_head")
     return {
         "layer_pattern": pattern,
-        "mamba_heads": num("mamba_num_heads"),
-        "mamba_head_dim": num("mamba_head_dim"),
-        "mamba_state": num("ssm_state_size"),
+        "mamba_heads": heads,
+        "mamba_head_dim": head_dim,
+        "mamba_state": num("ssm_state_size", "mamba_d_state"),
         "mamba_groups": num("n_groups", "mamba_n_groups", "mamba_num_groups", default=1),
-        "mamba_conv_kernel": num("conv_kernel", default=4),
-        "mamba_chunk": num("chunk_size", default=128),
+        "mamba_conv_kernel": num("conv_kernel", "mamba_d_conv", default=4),
+        "mamba_chunk": num("chunk_size", "mamba_chunk_size", default=128),
     }
+
+
+def _leading_dense_layers(flags: list[Any], layers: int, where: str) -> int:
+    """A per-layer ``moe_layer_freq`` list (MiniMax: 0 dense, 1 MoE): the number of dense layers
+    before the first MoE one, where every later layer is MoE."""
+    if len(flags) != layers or any(f not in (0, 1) for f in flags):
+        raise SpecError(
+            "moe_layer_freq", flags, f"{layers} entries of 0 (dense) or 1 (MoE)", where=where
+        )
+    first = flags.index(1) if 1 in flags else layers
+    if any(f != 1 for f in flags[first:]):
+        raise SpecError(
+            "moe_layer_freq",
+            flags,
+            "dense layers (0) at the front only, every later layer MoE (1)",
+            where=where,
+        )
+    return first
 
 
 def _moe_layer_freq(cfg: dict[str, Any], num: Any) -> int:

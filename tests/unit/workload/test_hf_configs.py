@@ -193,6 +193,29 @@ CONFIGS: dict[str, tuple[dict[str, Any], float]] = {
          "parallel_attn_mlp_res": True, "tie_word_embeddings": False},
         480e9,
     ),
+    "ibm-granite/granite-4.0-h-small": (
+        # 32.2B total, 9B active (IBM's model card): 36 Mamba-2 and 4 attention layers, each
+        # followed by 72 routed experts (top-10) with a shared MLP of twice their width
+        {"model_type": "granitemoehybrid", "hidden_size": 4096, "intermediate_size": 768,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 40,
+         "layer_types": ["attention" if i in (5, 15, 25, 35) else "mamba" for i in range(40)],
+         "num_local_experts": 72, "num_experts_per_tok": 10, "shared_intermediate_size": 1536,
+         "mamba_n_heads": 128, "mamba_d_head": 64, "mamba_d_state": 128, "mamba_n_groups": 1,
+         "mamba_d_conv": 4, "mamba_expand": 2, "mamba_chunk_size": 256, "hidden_act": "silu",
+         "rms_norm_eps": 1e-5, "position_embedding_type": "nope", "vocab_size": 100352,
+         "tie_word_embeddings": True},
+        32.2e9,
+    ),
+    "ibm-ai-platform/Bamba-9B": (
+        # 9.78B (the Hub's count): 29 Mamba-2 and 3 attention layers, each with a gated MLP
+        {"model_type": "bamba", "hidden_size": 4096, "intermediate_size": 14336,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32,
+         "attn_layer_indices": [9, 18, 27], "mamba_n_heads": 128, "mamba_d_head": 64,
+         "mamba_d_state": 128, "mamba_n_groups": 1, "mamba_d_conv": 4, "mamba_expand": 2,
+         "mamba_chunk_size": 256, "hidden_act": "silu", "rms_norm_eps": 1e-5,
+         "vocab_size": 128256, "tie_word_embeddings": False},
+        9.78e9,
+    ),
 }  # fmt: skip
 
 
@@ -274,6 +297,7 @@ def test_dense_layers_not_at_the_front_are_refused() -> None:
         ("baidu/ERNIE-4.5-300B-A47B-PT", 47e9),
         ("inclusionAI/Ling-mini-2.0", 1.4e9),
         ("tencent/Hunyuan-A13B-Pretrain", 13e9),
+        ("ibm-granite/granite-4.0-h-small", 9e9),
     ],
 )
 def test_moe_configs_activate_their_published_parameters(repo: str, active: float) -> None:
@@ -333,3 +357,38 @@ def test_arctic_counts_its_dense_residual_mlp_as_a_shared_expert() -> None:
     )
     every_other = model_from_hf_config(cfg | {"moe_layer_frequency": 2}, "a")
     assert every_other.moe_layer_freq == 2
+
+
+def test_granite_hybrid_layers_are_a_mixer_then_an_ffn() -> None:
+    cfg = CONFIGS["ibm-granite/granite-4.0-h-small"][0]
+    model = model_from_hf_config(cfg, "g")
+    mixers, ffns = model.layer_pattern[0::2], model.layer_pattern[1::2]
+    assert mixers == "".join("*" if k == "attention" else "M" for k in cfg["layer_types"])
+    assert ffns == "E" * 40
+    assert (model.mamba_heads, model.mamba_head_dim, model.mamba_state) == (128, 64, 128)
+    # The shared MLP (1536) is two experts of the routed width (768).
+    assert (model.shared_experts, model.shared_expert_ffn_hidden) == (2, 0)
+    # Without experts (Granite 4.0-H-Micro's layout) the shared MLP is every layer's FFN.
+    dense = model_from_hf_config(cfg | {"num_local_experts": 0}, "g")
+    assert dense.layer_pattern[1::2] == "-" * 40 and dense.ffn_hidden == 1536
+    # A head width left "auto" is the inner width over the heads.
+    auto = model_from_hf_config(cfg | {"mamba_d_head": "auto"}, "g")
+    assert auto.mamba_head_dim == 2 * 4096 // 128
+
+
+def test_shared_expert_of_its_own_width_counts_that_width() -> None:
+    cfg = CONFIGS["ibm-granite/granite-4.0-h-small"][0]
+    model = model_from_hf_config(cfg, "g")
+    odd = model_from_hf_config(cfg | {"shared_intermediate_size": 1000}, "g")
+    assert (odd.shared_experts, odd.shared_expert_ffn_hidden) == (1, 1000)
+    assert param_count(model) - param_count(odd) == pytest.approx(40 * 3 * 4096 * 536)
+
+
+def test_per_layer_moe_flags_give_the_leading_dense_layers() -> None:
+    cfg = CONFIGS["deepseek-ai/DeepSeek-V3"][0]
+    layers = cfg["num_hidden_layers"]
+    flags = [0, 0] + [1] * (layers - 2)
+    model = model_from_hf_config(cfg | {"first_k_dense_replace": 0, "moe_layer_freq": flags}, "d")
+    assert (model.first_dense_layers, model.moe_layer_freq) == (2, 1)
+    with pytest.raises(SpecError, match="moe_layer_freq"):
+        model_from_hf_config(cfg | {"moe_layer_freq": [0, 1] * (layers // 2) + [1]}, "d")
