@@ -253,6 +253,14 @@ class ModelSpec:
     """Width of the causal depthwise convolution (``conv_kernel``)."""
     mamba_chunk: int = 128
     """Chunk length of the SSD algorithm (``chunk_size``, Q; Dao & Gu 2024, Sec. 6)."""
+    mamba_version: int = 2
+    """2: Mamba-2 mixers (SSD, Dao & Gu 2024). 1: Mamba-1 mixers (the selective scan of Gu &
+    Dao 2023, arXiv 2312.00752, as Jamba's layers run it): every channel its own state of
+    ``mamba_state``, so ``mamba_heads`` is the inner width and ``mamba_head_dim`` 1, and
+    the step size comes from a rank-``mamba_dt_rank`` projection."""
+    mamba_dt_rank: int = 0
+    """Rank of a Mamba-1 mixer's step-size projection (``mamba_dt_rank``; x_proj writes it with
+    B and C, dt_proj widens it to the inner width); 0 for Mamba-2."""
     mixer_pattern: str = ""
     """One character per layer of a transformer whose layers differ in their sequence mixer
     (Qwen3-Next and Qwen3.5, whose ``layer_types`` alternate three ``linear_attention`` layers
@@ -393,6 +401,20 @@ class ModelSpec:
         if "M" in pattern:
             self._require_counts(MAMBA_REQUIRED_FIELDS, "layer_pattern has M", where)
             self._check_divides("mamba_groups", "mamba_heads", "Mamba heads", where)
+        if self.mamba_version not in (1, 2):
+            raise SpecError("mamba_version", self.mamba_version, "1 or 2", where=where)
+        if self.mamba_version == 1 and "M" in pattern:
+            if self.mamba_head_dim != 1 or self.mamba_groups != 1:
+                raise SpecError(
+                    "mamba_head_dim",
+                    self.mamba_head_dim,
+                    "1 with mamba_groups 1 for Mamba-1 (mamba_heads is the inner width)",
+                    where=where,
+                )
+            if self.mamba_dt_rank < 1:
+                raise SpecError(
+                    "mamba_dt_rank", self.mamba_dt_rank, "at least 1 for Mamba-1", where=where
+                )
         for name in ("first_dense_layers", "sliding_window"):
             if getattr(self, name):
                 raise SpecError(
@@ -435,14 +457,21 @@ LINEAR_ATTENTION_SHAPE_FIELDS = (*LINEAR_ATTENTION_FIELDS, "linear_conv_kernel",
 """Every Gated DeltaNet field of ``ModelSpec``."""
 MAMBA_REQUIRED_FIELDS = ("mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups")
 """``ModelSpec`` fields a Mamba-2 layer needs (at least 1 each)."""
-MAMBA_FIELDS = (*MAMBA_REQUIRED_FIELDS, "mamba_conv_kernel", "mamba_chunk")
-"""Every Mamba-2 field of ``ModelSpec``."""
+MAMBA_FIELDS = (
+    *MAMBA_REQUIRED_FIELDS,
+    "mamba_conv_kernel",
+    "mamba_chunk",
+    "mamba_version",
+    "mamba_dt_rank",
+)
+"""Every Mamba field of ``ModelSpec``."""
 
 MIXER_PATTERN_CHARS = "AL"
 """``ModelSpec.mixer_pattern`` characters: attention, Gated DeltaNet."""
 
 LAYER_PATTERN_CHARS = "M*-E"
-"""``ModelSpec.layer_pattern`` characters: Mamba-2, attention, MLP, mixture of experts."""
+"""``ModelSpec.layer_pattern`` characters: Mamba (``mamba_version``), attention, MLP, mixture of
+experts."""
 
 MODEL_ACTIVATIONS = ("gelu", "swiglu", "relu")
 """``ModelSpec.activation`` values: ``swiglu`` has three FFN matrices, the others two."""

@@ -110,7 +110,20 @@ def mamba_linears(model: ModelSpec, tp: Any) -> list[tuple[Any, Any]]:
     ``MambaMixer`` shards heads and groups."""
     width = float(counts.mamba_in_proj_width(model))
     inner = float(counts.mamba_inner(model))
-    return [(width / tp, float(model.hidden)), (float(model.hidden), inner / tp)]
+    hidden = float(model.hidden)
+    if model.mamba_version == 1:
+        # Mamba-1: x_proj (B, C and the step-size rank, from the inner channels) and dt_proj
+        # (the rank widened to the channels) sit between the input and output projections;
+        # x_proj's small output is summed over TP.
+        rank = float(model.mamba_dt_rank)
+        x_proj = float(counts.mamba1_x_proj_width(model))
+        return [
+            (width / tp, hidden),
+            (x_proj, inner / tp),
+            (inner / tp, rank),
+            (hidden, inner / tp),
+        ]
+    return [(width / tp, hidden), (hidden, inner / tp)]
 
 
 def gdn_linears(model: ModelSpec, tp: Any) -> list[tuple[Any, Any]]:
@@ -163,6 +176,8 @@ def mamba_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray,
     read by the chunk scan) and write y. Backward moves twice the forward bytes (a gradient
     for each operand, as a GEMM has), the element-wise convention of ``layer_times``."""
     inner = float(counts.mamba_inner(model))
+    if model.mamba_version == 1:
+        return mamba1_core_bytes(model, seq_len)
     groups_state = float(model.mamba_groups * model.mamba_state)
     chunk = np.minimum(float(model.mamba_chunk), seq_len)
     conv = 2.0 * ACT_BYTES * (inner + 2.0 * groups_state)
@@ -173,6 +188,34 @@ def mamba_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray,
     streaming: FloatArray = 3.0 * (conv + gated_norm) * np.ones_like(chunk)
     ssd_bytes: FloatArray = 3.0 * (ssd + cb_matrix + states)
     return streaming, ssd_bytes
+
+
+MAMBA1_SCAN_CHUNK = 2048.0
+"""Tokens a Mamba-1 selective-scan forward runs between the FP32 states it writes for the
+backward: its thread block's 128 threads x 16 items each (state-spaces/mamba, 2023,
+``csrc/selective_scan/selective_scan_fwd_kernel.cuh``, ``kChunkSize``)."""
+
+
+def mamba1_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """HBM bytes per token, forward and backward, of one Mamba-1 block's work outside its
+    projections, over TP: (streaming kernels, the selective scan at
+    ``Efficiency.layers.ssd_hbm_efficiency``).
+
+    Forward: the causal convolution reads and writes x, and RMSNorms over dt, B and C read and
+    write them (Jamba; streaming); the fused scan (state-spaces/mamba ``selective_scan_cuda``:
+    softplus of dt, the recurrence in registers, the D skip and the z gate) reads x, dt, z, B
+    and C, writes y, and writes each channel's N FP32 states every ``MAMBA1_SCAN_CHUNK``
+    tokens. Backward moves twice the forward bytes, the element-wise convention of
+    ``layer_times``."""
+    inner, state = float(counts.mamba_inner(model)), float(model.mamba_state)
+    small = float(counts.mamba1_x_proj_width(model))
+    conv = 2.0 * ACT_BYTES * inner + 2.0 * ACT_BYTES * small
+    scan = ACT_BYTES * (4.0 * inner + 2.0 * state)
+    states = FP32_BYTES * inner * state / MAMBA1_SCAN_CHUNK
+    one = np.ones_like(np.asarray(seq_len, dtype=np.float64))
+    streaming: FloatArray = 3.0 * conv * one
+    scan_bytes: FloatArray = 3.0 * (scan + states) * one
+    return streaming, scan_bytes
 
 
 def layer_times(

@@ -74,12 +74,16 @@ def stage_param_parts(model: ModelSpec, p: PlanBatch) -> dict[str, tuple[FloatAr
 
 
 def mamba_activation_elements(model: ModelSpec) -> float:
-    """Activation elements per token one Mamba-2 layer keeps for backward beyond its block
+    """Activation elements per token one Mamba layer keeps for backward beyond its block
     input and normed copy (the replicated part every block keeps), sharded over TP: the input
     projection's output z, x, B, C, dt; the convolution's output x, B, C; the SSD output y and
     the gated norm's output (h P each); dt and its cumulative decay in FP32 (2 x 2 h, in BF16
     elements)."""
     inner = float(counts.mamba_inner(model))
+    if model.mamba_version == 1:
+        # Mamba-1: x and z, the convolution's output, x_proj's output (dt rank, B, C), the
+        # step size dt and the scan's output y.
+        return 2.0 * inner + inner + counts.mamba1_x_proj_width(model) + 2.0 * inner
     groups_state = float(model.mamba_groups * model.mamba_state)
     sharded = counts.mamba_in_proj_width(model) + (inner + 2.0 * groups_state) + 2.0 * inner
     return sharded + 4.0 * model.mamba_heads

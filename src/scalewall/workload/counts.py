@@ -162,16 +162,37 @@ def mamba_inner(model: ModelSpec) -> int:
 
 def mamba_in_proj_width(model: ModelSpec) -> int:
     """Output width of Mamba-2's input projection: z and x (h P each), B and C (G N each) and
-    the per-head dt (Dao & Gu 2024, Sec. 7.1; Megatron-Core ``MambaMixer.in_proj``)."""
+    the per-head dt (Dao & Gu 2024, Sec. 7.1; Megatron-Core ``MambaMixer.in_proj``); Mamba-1's
+    writes x and z only (B, C and dt come from ``x_proj``)."""
+    if model.mamba_version == 1:
+        return 2 * mamba_inner(model)
     groups_state = model.mamba_groups * model.mamba_state
     return 2 * mamba_inner(model) + 2 * groups_state + model.mamba_heads
 
 
+def mamba1_x_proj_width(model: ModelSpec) -> int:
+    """Output width of a Mamba-1 mixer's ``x_proj``: the step-size rank and B and C (N each)."""
+    return model.mamba_dt_rank + 2 * model.mamba_state
+
+
 def mamba_params(model: ModelSpec) -> tuple[float, float]:
-    """One Mamba-2 mixer's matmul parameters (input and output projections) and the others:
-    the depthwise convolution over x, B and C with its bias, dt bias, A and D per head, and
-    the gated RMSNorm over the inner width."""
+    """One Mamba mixer's matmul parameters and the others. Mamba-2: the input and output
+    projections; the depthwise convolution over x, B and C with its bias, dt bias, A and D per
+    head, and the gated RMSNorm over the inner width. Mamba-1 (Gu & Dao 2023, Sec. 3.4; the
+    transformers ``JambaMambaMixer``): the input, x, dt and output projections; the convolution
+    over x with its bias, the dt bias, A (inner x N) and D, and Jamba's RMSNorms over dt, B and
+    C."""
     inner = mamba_inner(model)
+    if model.mamba_version == 1:
+        rank, state = model.mamba_dt_rank, model.mamba_state
+        matmul = float(
+            model.hidden * mamba_in_proj_width(model)
+            + inner * mamba1_x_proj_width(model)
+            + rank * inner
+            + inner * model.hidden
+        )
+        conv = inner * (model.mamba_conv_kernel + 1)
+        return matmul, float(conv + inner + inner * state + inner + rank + 2 * state)
     matmul = float(model.hidden * mamba_in_proj_width(model) + inner * model.hidden)
     conv_channels = inner + 2 * model.mamba_groups * model.mamba_state
     other = float(conv_channels * (model.mamba_conv_kernel + 1) + 3 * model.mamba_heads + inner)
@@ -346,12 +367,17 @@ def mamba_layers(model: ModelSpec) -> int:
 
 
 def ssd_flop_per_token(model: ModelSpec, seq_len: int) -> float:
-    """Forward FLOPs per token of one Mamba-2 layer's state-space core by the SSD algorithm
+    """Forward FLOPs per token of one Mamba layer's state-space core. Mamba-2: by the SSD algorithm
     (Dao & Gu 2024, Sec. 6), chunks of Q = min(chunk, s) tokens: within a chunk C B^T (2 Q N
     per group) and its product with x (2 Q P per head); the chunk's final states B^T x and the
     outputs from the states entering it (2 N P per head each)."""
     if not model.mamba_heads:
         return 0.0
+    if model.mamba_version == 1:
+        # The selective scan, per channel and state: the decay exp(dt A), dt B x, the state
+        # update h = a h + b and the output's C h (Gu & Dao 2023, Algorithm 2): 7 FLOPs and an
+        # exponential, counted as 8.
+        return 8.0 * mamba_inner(model) * model.mamba_state
     q = float(min(model.mamba_chunk, seq_len))
     p, n = float(model.mamba_head_dim), float(model.mamba_state)
     return model.mamba_heads * (2.0 * q * p + 4.0 * n * p) + model.mamba_groups * 2.0 * q * n

@@ -158,7 +158,7 @@ def _sliding_window(cfg: dict[str, Any], layers: int, window: int) -> tuple[int,
 
 NON_TRANSFORMER_TYPES = frozenset(
     {
-        "mamba", "mamba2", "falcon_mamba", "jamba", "zamba", "zamba2", "falcon_h1",
+        "mamba", "mamba2", "falcon_mamba", "zamba", "zamba2", "falcon_h1",
         "rwkv", "rwkv7", "recurrent_gemma", "lfm2", "xlstm", "minimax", "minimax_m1",
     }
 )  # fmt: skip
@@ -167,11 +167,13 @@ describe (it models Mamba-2 blocks laid out as ``nemotron_h`` configs lay them o
 ``MIXER_FFN_HYBRID_TYPES`` pair them with an FFN): refused rather than modelled as attention
 layers."""
 
-MIXER_FFN_HYBRID_TYPES = frozenset({"granitemoehybrid", "bamba"})
-"""Mamba-2 hybrids whose every layer is a mixer (Mamba-2 or attention) followed by an FFN: IBM
-Granite 4.0-H (transformers ``GraniteMoeHybridDecoderLayer``: the mixer, then the routed
-experts with a shared MLP beside them, or the shared MLP alone) and Bamba (a gated MLP). Read
-into ``layer_pattern`` as two blocks per layer."""
+MIXER_FFN_HYBRID_TYPES = frozenset({"granitemoehybrid", "bamba", "jamba"})
+"""Mamba hybrids whose every layer is a mixer (Mamba or attention) followed by an FFN: IBM
+Granite 4.0-H (transformers ``GraniteMoeHybridDecoderLayer``: the Mamba-2 or attention mixer,
+then the routed experts with a shared MLP beside them, or the shared MLP alone), Bamba (Mamba-2,
+a gated MLP) and AI21's Jamba (``JambaDecoderLayer``s: Mamba-1 mixers with attention every
+``attn_layer_period``-th layer, experts every ``expert_layer_period``-th). Read into
+``layer_pattern`` as two blocks per layer."""
 
 ATTENTION_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
 """``layer_types`` entries the step model describes (Gemma, gpt-oss, Qwen windows), and
@@ -235,12 +237,32 @@ def _hybrid_pattern(cfg: dict[str, Any], layers: int, where: str) -> str:
     return pattern
 
 
+def _period(cfg: dict[str, Any], name: str, layers: int, default: int, where: str) -> list[int]:
+    """Layers ``i`` with ``i % period == offset`` of a Jamba config's ``{name}_period`` and
+    ``{name}_offset``."""
+    period = _hf_int(cfg, f"{name}_period", default=default, where=where)
+    offset = _hf_int(cfg, f"{name}_offset", default=0, where=where)
+    if period < 1 or not 0 <= offset < period:
+        raise SpecError(
+            f"{name}_offset", offset, f"from 0 to {name}_period - 1 ({period})", where=where
+        )
+    return [i for i in range(layers) if i % period == offset]
+
+
 def _mixer_ffn_pattern(cfg: dict[str, Any], layers: int, ffn: str, where: str) -> str:
-    """A Granite 4.0-H or Bamba config's blocks: each layer's mixer (``layer_types`` mamba or
-    attention; Bamba's ``attn_layer_indices``; Mamba-2 where neither says) followed by its FFN
-    (``ffn``: E for routed experts, - for an MLP)."""
+    """A Granite 4.0-H, Bamba or Jamba config's blocks: each layer's mixer (``layer_types``
+    mamba or attention; Bamba's ``attn_layer_indices``; Jamba's ``attn_layer_period`` and
+    offset; Mamba where none says) followed by its FFN (``ffn``: E for routed experts, - for an
+    MLP; Jamba: experts every ``expert_layer_period``-th layer from its offset, MLPs
+    between)."""
     kinds = cfg.get("layer_types", cfg.get("layers_block_type"))
     indices = cfg.get("attn_layer_indices")
+    if cfg.get("model_type") == "jamba":
+        attention = _period(cfg, "attn_layer", layers, 8, where)
+        experts = _period(cfg, "expert_layer", layers, 2, where) if ffn == "E" else []
+        return "".join(
+            ("*" if i in attention else "M") + ("E" if i in experts else "-") for i in range(layers)
+        )
     if isinstance(kinds, list):
         unknown = [k for k in kinds if k not in ("mamba", "attention")]
         if unknown:
@@ -291,7 +313,8 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     ``attn_config`` sub-tables), gpt-oss (``experts_per_token``), Arctic (the dense residual
     MLP of ``parallel_attn_mlp_res``, read as a shared expert) and MiniMax (a per-layer
     ``moe_layer_freq`` list) MoE keys too. Mamba-2 hybrids: ``nemotron_h`` block patterns, and
-    Granite 4.0-H and Bamba layers of a mixer and an FFN (``MIXER_FFN_HYBRID_TYPES``).
+    Granite 4.0-H and Bamba layers of a mixer and an FFN (``MIXER_FFN_HYBRID_TYPES``); Jamba's
+    the same with Mamba-1 mixers.
     """
     where = f"{name}"
     if not isinstance(cfg, dict):
@@ -308,9 +331,9 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         raise SpecError(
             "model_type",
             model_type,
-            "a transformer whose every layer is attention and an MLP or MoE, or a nemotron_h "
-            "Mamba-2 hybrid (other state-space, recurrent and linear-attention layers are not "
-            "modelled)",
+            "a transformer whose every layer is attention and an MLP or MoE, or a Mamba hybrid "
+            "(nemotron_h, granitemoehybrid, bamba, jamba; other state-space, recurrent and "
+            "linear-attention layers are not modelled)",
             where=where,
         )
     kinds = cfg.get("layer_types")
@@ -349,7 +372,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     vocab = num("vocab_size")
     act = str(_hf_get(cfg, "mlp_hidden_act", "hidden_act", "activation_function", default="silu"))
     if paired:
-        ffn_kind = "E" if num("num_local_experts", default=0) else "-"
+        ffn_kind = "E" if num("num_local_experts", "num_experts", default=0) > 1 else "-"
         pattern = _mixer_ffn_pattern(cfg, layers, ffn_kind, where)
         layers = len(pattern)
     else:
@@ -385,6 +408,8 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     routed = num(
         "n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts", default=0
     )
+    if paired and "E" not in pattern:
+        routed = 0  # Jamba with num_experts 1: an MLP in every layer
     expert_ffn = num("moe_intermediate_size", default=0) or (ffn_hidden if routed else 0)
     shared = num(
         "n_shared_experts",
@@ -512,6 +537,21 @@ def _mamba_fields(cfg: dict[str, Any], num: Any, pattern: str) -> dict[str, Any]
     ``mamba_n_groups``, ``mamba_d_conv``, ``mamba_chunk_size``) with its layer pattern."""
     if "M" not in pattern:
         return {"layer_pattern": pattern}
+    if cfg.get("model_type") == "jamba":
+        # Mamba-1: one state per channel of the inner width, dt from a low-rank projection
+        # (rank "auto": ceil(hidden / 16), Gu & Dao 2023's default and transformers').
+        hidden = num("hidden_size")
+        rank = cfg.get("mamba_dt_rank", "auto")
+        return {
+            "layer_pattern": pattern,
+            "mamba_version": 1,
+            "mamba_heads": num("mamba_expand", default=2) * hidden,
+            "mamba_head_dim": 1,
+            "mamba_state": num("mamba_d_state", default=16),
+            "mamba_groups": 1,
+            "mamba_conv_kernel": num("mamba_d_conv", default=4),
+            "mamba_dt_rank": -(-hidden // 16) if rank == "auto" else num("mamba_dt_rank"),
+        }
     heads = num("mamba_num_heads", "mamba_n_heads")
     head_dim = cfg.get("mamba_head_dim", cfg.get("mamba_d_head"))
     if head_dim is None or head_dim == "auto":

@@ -322,8 +322,8 @@ def test_encoder_decoder_and_encoder_models_are_refused_by_name() -> None:
 
 
 def test_state_space_hybrids_are_refused_not_modelled_as_attention() -> None:
-    cfg = CONFIGS["mistralai/Mistral-7B-v0.1"][0] | {"model_type": "jamba"}
-    with pytest.raises(SpecError, match="model_type='jamba'"):
+    cfg = CONFIGS["mistralai/Mistral-7B-v0.1"][0] | {"model_type": "zamba2"}
+    with pytest.raises(SpecError, match="model_type='zamba2'"):
         model_from_hf_config(cfg, "j")
 
 

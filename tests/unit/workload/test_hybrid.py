@@ -1,5 +1,5 @@
-"""Hybrid Mamba-2 models (``nemotron_h`` configs): the layer pattern, parameter counts against
-the published totals, and the errors for what is not modelled."""
+"""Hybrid Mamba models (``nemotron_h`` configs, Jamba's Mamba-1 hybrids): the layer pattern,
+parameter counts against the published totals, and the errors for what is not modelled."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def test_nemotron_3_super_latent_experts_count_as_published() -> None:
 @pytest.mark.parametrize(
     ("extra", "field"),
     [
-        ({"model_type": "jamba"}, "model_type"),
+        ({"model_type": "zamba2"}, "model_type"),
         (
             {"model_type": "llama", "layer_types": ["linear_attention", "full_attention"] * 2},
             "layer_types",
@@ -184,3 +184,50 @@ def test_a_runs_file_states_a_hybrid_shape_inline(tmp_path: Path) -> None:
     assert counts.param_count(inline) == pytest.approx(
         counts.param_count(model_from_hf_config(NANO, "nano.json")), rel=1e-9
     )
+
+
+JAMBA = CONFIGS["ai21labs/Jamba-v0.1"]
+
+
+def test_jamba_counts_as_published() -> None:
+    """Lieber et al. 2024 (Jamba, arXiv 2403.19887), Sec. 3: 12B active of 52B total; one
+    attention layer in eight (offset 4), experts in every other layer (offset 1), Mamba-1
+    mixers of state 16 and step-size rank 256."""
+    model = model_from_hf_config(JAMBA, "jamba.json")
+    assert (model.mamba_version, model.mamba_heads, model.mamba_head_dim) == (1, 8192, 1)
+    assert (model.mamba_state, model.mamba_dt_rank) == (16, 256)
+    mixers, ffns = model.layer_pattern[0::2], model.layer_pattern[1::2]
+    assert mixers == "".join("*" if i % 8 == 4 else "M" for i in range(32))
+    assert ffns == "-E" * 16
+    assert counts.param_count(model) == pytest.approx(52e9, rel=0.01)
+    assert counts.active_param_count(model) == pytest.approx(12e9, rel=0.02)
+    # "auto" is ceil(hidden / 16).
+    auto = model_from_hf_config({**JAMBA, "mamba_dt_rank": "auto"}, "jamba.json")
+    assert auto.mamba_dt_rank == 256
+
+
+def test_mamba1_scan_is_linear_in_the_sequence() -> None:
+    """A Mamba-1 mixer's scan costs the same per token at any length (8 FLOPs per channel and
+    state), unlike attention's products."""
+    model = model_from_hf_config(JAMBA, "jamba.json")
+    assert counts.ssd_flop_per_token(model, 4096) == counts.ssd_flop_per_token(model, 65536)
+    assert counts.ssd_flop_per_token(model, 4096) == pytest.approx(8.0 * 8192 * 16)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"mamba_version": 3}, "mamba_version"),
+        ({"mamba_head_dim": 64}, "mamba_head_dim"),
+        ({"mamba_dt_rank": 0}, "mamba_dt_rank"),
+    ],
+)
+def test_mamba1_fields_are_checked(changes: dict[str, Any], field: str) -> None:
+    base: dict[str, Any] = dict(
+        id="j", name="j", layers=4, hidden=256, heads=4, kv_heads=4, ffn_hidden=512,
+        vocab=1000, activation="swiglu", source="test", layer_pattern="M-*-",
+        mamba_version=1, mamba_heads=512, mamba_head_dim=1, mamba_state=16, mamba_dt_rank=16,
+    )  # fmt: skip
+    ModelSpec(**base)
+    with pytest.raises(SpecError, match=field):
+        ModelSpec(**{**base, **changes})
