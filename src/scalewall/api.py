@@ -21,6 +21,9 @@ from scalewall.workload.user import model_from_args
 if TYPE_CHECKING:
     import pandas as pd
 
+_DEFAULT_EFFICIENCY = Efficiency()
+"""The shipped constants, built once (``Efficiency`` is frozen)."""
+
 
 @dataclass(frozen=True, kw_only=True, repr=False)
 class StepEstimate(ResultDisplay):
@@ -111,7 +114,7 @@ def estimate(
     validate_for_stack(plan, resolved_stack)
     check_precision(cluster.accelerator, plan.precision)
     batch = PlanBatch.from_plans(model, [plan])
-    out = step_model(model, cluster, batch, efficiency or Efficiency(), resolved_stack)
+    out = step_model(model, cluster, batch, efficiency or _DEFAULT_EFFICIENCY, resolved_stack)
     step_time_s = float(out.step_time_s[0])
     band = validation_interval(
         step_time_s,

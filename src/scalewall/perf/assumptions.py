@@ -9,6 +9,7 @@ by ``scalewall.stack.resolve_stack``; it is re-exported here for the step model.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -539,9 +540,15 @@ class Efficiency:
         """Whether a field holds an array (one value per plan row, as calibration's interval
         draws pass them), so that the step model must evaluate the batch row by row. Reads
         ``ndim`` rather than calling numpy, so that importing this module stays light."""
+        return self._has_arrays
+
+    @functools.cached_property
+    def _has_arrays(self) -> bool:
+        """``has_arrays``, found once per instance (the fields are frozen)."""
         return any(
             not isinstance(v, int | float) and getattr(v, "ndim", 0) > 0
             for group in vars(self).values()
+            if dataclasses.is_dataclass(group)
             for v in vars(group).values()
         )
 

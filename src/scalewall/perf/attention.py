@@ -184,7 +184,7 @@ def cp_times(
     All-to-all (DeepSpeed-Ulysses): Q, K, V and the output are exchanged between sequence and
     head sharding (4 all-to-alls forward, 4 backward), not overlapped; needs tp x cp | heads.
     """
-    if not np.any(p.cp > 1):
+    if not (p.cp > 1).any():
         # No context parallelism in the batch: nothing exchanged (a single estimate skips
         # the collectives below, whose rows would all be masked to 0).
         zero = np.zeros_like(p.cp)

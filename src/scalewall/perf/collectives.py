@@ -128,7 +128,7 @@ def allreduce_time_s(
     factors = level_factors(cluster, n, stride)
     slowdown = ring_hash_slowdown(cluster, factors, eff)
     for tier, f in zip(cluster.tiers, factors, strict=True):
-        if not np.any(f > 1.0):
+        if not (f > 1.0).any():
             continue  # no row has peers on this level: it adds 0 and leaves the shard whole
         bw, lat = _ring_bandwidth(tier, eff, slowdown), _step_latency(tier, eff)
         ring = 2.0 * (f - 1.0) / f * shard / bw + 2.0 * (f - 1.0) * lat
@@ -167,7 +167,7 @@ def reduce_scatter_time_s(
     factors = level_factors(cluster, n, stride)
     slowdown = ring_hash_slowdown(cluster, factors, eff)
     for tier, f in zip(cluster.tiers, factors, strict=True):
-        if not np.any(f > 1.0):
+        if not (f > 1.0).any():
             continue  # no row has peers on this level: nothing added, members and shard kept
         bw, lat = _ring_bandwidth(tier, eff, slowdown), _step_latency(tier, eff)
         members = members * f

@@ -191,10 +191,11 @@ def linear_time_s(
 
     Backward is two GEMMs: dgrad (t, n) x (n, k) and wgrad (k, t) x (t, n).
     """
-    forward = gemm_time_s(tokens, n_out, k_in, dev, eff)
-    dgrad = gemm_time_s(tokens, k_in, n_out, dev, eff)
-    wgrad = gemm_time_s(k_in, n_out, tokens, dev, eff)
-    return forward, dgrad + wgrad
+    # The three GEMMs in one call (a leading axis of three), fewer array operations for a
+    # small batch; each element is computed as on its own.
+    t, n, k = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (tokens, n_out, k_in)))
+    times = gemm_time_s(np.stack((t, t, k)), np.stack((n, k, n)), np.stack((k, n, t)), dev, eff)
+    return times[0], times[1] + times[2]
 
 
 def grouped_gemm_time_s(

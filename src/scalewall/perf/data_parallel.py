@@ -74,7 +74,7 @@ def dp_times(
     t_fwd, _ = windows
     one, zero = np.ones_like(t_fwd), np.zeros_like(t_fwd)
     shared = SharedRows.of(p, eff, cluster)
-    sharded_any, sharded_all = bool(np.any(p.zero >= 1)), bool(np.all(p.zero >= 1))
+    sharded_any, sharded_all = bool((p.zero >= 1).any()), bool((p.zero >= 1).all())
     # ZeRO-1 stacks that all-reduce the whole gradient before updating their shard.
     full_reduce = (p.zero == 1) & (stack.zero1_grad_reduce == "all-reduce")
     scatters = (p.zero >= 1) & ~full_reduce

@@ -323,9 +323,9 @@ def layer_times(
     message = tokens * hidden * ACT_BYTES
     one = np.ones_like(tokens)
     sp = p.sequence_parallel > 0
-    if np.all(sp):  # one kind of collective in the batch: the other is not computed
+    if sp.all():  # one kind of collective in the batch: the other is not computed
         pair = 2.0 * coll.reduce_scatter_time_s(cluster, eff, tp, one, message)
-    elif not np.any(sp):
+    elif not sp.any():
         pair = coll.allreduce_time_s(cluster, eff, tp, one, message)
     else:
         pair = np.where(

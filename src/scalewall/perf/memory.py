@@ -297,6 +297,7 @@ def rank_loads(
     stack: Stack,
     acts: dict[str, FloatArray],
     micro_batches: FloatArray,
+    params: dict[str, tuple[FloatArray, FloatArray]] | None = None,
 ) -> list[tuple[tuple[FloatArray, FloatArray], FloatArray]]:
     """(dense, expert) parameters and activation bytes of the candidate most loaded ranks.
 
@@ -305,8 +306,10 @@ def rank_loads(
     plus the logits. DualPipe (DeepSeek-V3 report Sec. 3.2.1, Table 2): a rank holds stage i
     of one direction and stage pp - 1 - i of the other, so the first rank holds the first and
     the last stage ("two copies of the model parameters" of 1F1B's one stage), with pp + 1
-    micro-batch chunks of activations in flight, counted here at the first stage's size."""
-    params = stage_param_parts(model, p)
+    micro-batch chunks of activations in flight, counted here at the first stage's size.
+    ``params``: ``stage_param_parts(model, p)`` where the caller has it."""
+    if params is None:
+        params = stage_param_parts(model, p)
     tokens = p.micro_batch * p.seq_len / p.cp
     logits = tokens * model.vocab / p.tp * (ACT_BYTES + 4.0)
     if stack.dualpipe:
@@ -330,7 +333,13 @@ def rank_loads(
 
 
 def memory_model(
-    model: ModelSpec, p: PlanBatch, eff: Efficiency, stack: Stack, micro_batches: FloatArray
+    model: ModelSpec,
+    p: PlanBatch,
+    eff: Efficiency,
+    stack: Stack,
+    micro_batches: FloatArray,
+    *,
+    params: dict[str, tuple[FloatArray, FloatArray]] | None = None,
 ) -> tuple[dict[str, FloatArray], FloatArray]:
     """Per-GPU memory by part on the most loaded pipeline rank, and the total.
 
@@ -342,6 +351,7 @@ def memory_model(
     optimizer with BF16 weights and FP32 gradients: 6 + 12 / d bytes per parameter); weights
     and gradients whole where a pipeline keeps FSDP's units gathered (``fsdp_whole_stage``).
     Cheaper than the full step model: the search calls it to prune plans that do not fit.
+    ``params``: ``stage_param_parts(model, p)`` where the caller has computed it.
     """
     heap.for_batch(len(p))
     shard, _ = shard_groups(p, stack)
@@ -370,8 +380,8 @@ def memory_model(
     best: dict[str, FloatArray] | None = None
     best_total = np.zeros_like(tokens)
     # Offloading needs a single stage (``plan.validate``): both candidate ranks are that stage.
-    away = offloaded_bytes(p, acts, eff) if np.any(p.offload_layers > 0) else 0.0
-    for parts, rank_acts in rank_loads(model, p, stack, acts, micro_batches):
+    away = offloaded_bytes(p, acts, eff) if (p.offload_layers > 0).any() else 0.0
+    for parts, rank_acts in rank_loads(model, p, stack, acts, micro_batches, params):
         part = {
             "weights": sharded(weight_bytes, 3, parts) + gathered,
             "gradients": sharded(stack.grad_reduce_bytes, 2, parts),

@@ -52,7 +52,7 @@ def p2p_s(
     (Megatron's ``scatter_gather_tensors_in_pipeline``), ``Stack.pp_p2p_transfers_per_micro_batch``
     times per micro-batch and chunk. The stack's overlap hides ``pp_p2p_overlap_frac`` of the
     transfer; the handshake ``pp_p2p_sync_s`` always shows."""
-    if not np.any(p.pp > 1):
+    if not (p.pp > 1).any():
         return np.zeros_like(p.pp)  # no pipeline in the batch: every row would be masked to 0
     tokens = p.micro_batch * p.seq_len / p.cp
     message = tokens * model.hidden * ACT_BYTES / np.where(stack.scatter_gather_p2p, p.tp, 1.0)
@@ -78,7 +78,7 @@ def tied_embedding_sync_s(
     DeepSpeed's ``allreduce_tied_weight_gradients`` run it after the backward, outside the
     data-parallel overlap, over the two ranks (pp - 1) tp cp dp apart, in the gradient
     buffer's dtype (``Stack.grad_reduce_bytes``). Zero without a pipeline or untied weights."""
-    if not model.tied_embeddings or not np.any(p.pp > 1):
+    if not model.tied_embeddings or not (p.pp > 1).any():
         return np.zeros_like(p.pp)
     message = model.vocab * model.hidden / p.tp * stack.grad_reduce_bytes
     two = np.full_like(p.pp, 2.0)

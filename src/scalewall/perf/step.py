@@ -248,10 +248,10 @@ def step_model(
         np.where(p.recompute == RECOMPUTE["selective"], selective, 0.0),
     )
     hw_rate = model_rate + redone * tokens_step / step / num_gpus
-    memory, total = memory_model(model, p, eff, stack, micro_batches)
+    memory, total = memory_model(model, p, eff, stack, micro_batches, params=params)
     headroom = 1.0 - total / cluster.accelerator.hbm_capacity_bytes
     fits = total <= cluster.accelerator.hbm_capacity_bytes
-    if np.any(p.offload_layers > 0):
+    if (p.offload_layers > 0).any():
         # Offloaded activations must fit in the host memory the GPU's share of the node gives.
         away = offloaded_bytes(
             p, stage_activations(model, p, stack, is_quantized(p.precision)), eff
@@ -294,7 +294,7 @@ def offload_exposed_s(
     stages, which offloading excludes). Whether the stack can offload is for the plan checks
     (``plan.stack_allows``): a plan that offloads is costed as it runs."""
     zero = np.zeros_like(p.tp)
-    if not np.any(p.offload_layers > 0):
+    if not (p.offload_layers > 0).any():
         return zero, zero
     acts = stage_activations(model, p, stack, is_quantized(p.precision))
     link = cluster.system.host_link_bytes_per_s_per_gpu or eff.memory.host_link_fallback_bytes_per_s
