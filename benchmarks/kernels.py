@@ -27,6 +27,13 @@ What it measures, and which model terms each informs:
   per expert: the layer's whole GPU time beside the step model's sum of its parts; run it
   with ``--parts moe_layer``; ``moe_profile`` splits three forward + backward passes of it
   by kernel (PyTorch profiler).
+- ``moe_sync``: an eager stack of MoE layers (Qwen3-30B-A3B's expert shape, a dense
+  projection before each) forward and backward with and without a dropless dispatcher's
+  host sync (``SyncMoE``: the token counts copied to the host before the grouped GEMMs), wall
+  time and host issue time beside the GPU busy time, 256-32K tokens per layer: how the
+  exposed host time falls as the GPU work grows (``perf/layers.py``'s host-issue term: the
+  excess of issue over GPU time, and after the sync the post-sync issue); run it with
+  ``--parts moe_sync``.
 - ``host``: CPU time to issue one eager operation with the GPU idle (tiny tensors), and one
   plain-PyTorch MoE layer's forward and backward with the local experts in a Python loop at
   several expert counts: the slope is the host time per local expert
@@ -40,6 +47,7 @@ A run's output ships in ``catalog/data/measurements/`` with its machine and date
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import platform
 import random
@@ -353,6 +361,133 @@ class GroupedMoE(LoopMoE):
         return torch._grouped_mm(F.silu(gate) * up, self.w2, offs=offs)
 
 
+class SyncMoE(GroupedMoE):
+    """``GroupedMoE`` with a dropless dispatcher's host sync: the tokens per expert are copied
+    to the host (``.tolist()``, as Megatron-Core's all-to-all dispatcher sizes its buffers)
+    and the grouped GEMMs take offsets built from that list. ``post_sync_s`` collects the host
+    seconds from the sync's return to the end of the layer's forward issue."""
+
+    post_sync_s: list[float]
+
+    def expert_ffn(self, tokens: torch.Tensor, flat: torch.Tensor) -> torch.Tensor:
+        sizes = torch.bincount(flat, minlength=self.experts).tolist()
+        t0 = time.perf_counter()
+        offs = torch.tensor(list(itertools.accumulate(sizes)), dtype=torch.int32)
+        offs = offs.to(tokens.device, non_blocking=True)
+        gate, up = torch._grouped_mm(tokens, self.w13, offs=offs).chunk(2, dim=-1)
+        y = torch._grouped_mm(F.silu(gate) * up, self.w2, offs=offs)
+        self._t0 = t0
+        return y
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = super().forward(x)
+        self.post_sync_s.append(time.perf_counter() - self._t0)
+        return y
+
+
+class MoEStack(torch.nn.Module):
+    """``layers`` residual blocks, each a dense projection (the GPU work before the router that
+    the host can issue ahead: an attention block's stand-in) and an MoE layer."""
+
+    def __init__(self, moe: list[torch.nn.Module], hidden: int) -> None:
+        super().__init__()
+        self.moe = torch.nn.ModuleList(moe)
+        self.dense = torch.nn.ModuleList(torch.nn.Linear(hidden, hidden, bias=False) for _ in moe)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for dense, moe in zip(self.dense, self.moe, strict=True):
+            x = x + F.silu(dense(x))
+            x = x + moe(x)
+        return x
+
+
+MOE_SYNC_TOKENS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+MOE_SYNC_LAYERS = 8
+
+
+def bench_moe_sync(out: Any, dev: torch.device, dtype: torch.dtype, quick: bool) -> None:
+    """Host-bound time of an eager MoE stack (Qwen3-30B-A3B's expert shape, ``MOE_SYNC_LAYERS``
+    layers, forward + backward) with and without the dispatcher's host sync, against its GPU
+    busy time (the kernels' summed time, PyTorch profiler), by tokens per layer: how the
+    exposed host time falls as the GPU work grows, the shape the step model's host-issue
+    term (``perf/layers.py``) assumes. ``wall_s``: one step back to back; ``issue_s``: the host
+    seconds one step takes to return after a synchronised start (without the sync, the host's
+    issue time; with it, the forward's waits on the GPU too)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    if not (hasattr(torch, "_grouped_mm") and torch.cuda.is_available()) and not quick:
+        emit(out, {"kind": "moe_sync", "error": "torch._grouped_mm on a GPU is needed"})
+        return
+    hidden, width, experts, topk = _moe_shape("qwen3-30b-a3b", quick)
+    layers = 2 if quick else MOE_SYNC_LAYERS
+    for tokens in MOE_SYNC_TOKENS[:2] if quick else MOE_SYNC_TOKENS:
+        tokens = tokens // 64 if quick else tokens
+        rec: dict[str, Any] = {
+            "kind": "moe_sync",
+            "model": "qwen3-30b-a3b",
+            "hidden": hidden,
+            "width": width,
+            "experts": experts,
+            "topk": topk,
+            "layers": layers,
+            "tokens": tokens,
+        }
+        for variant, cls in (("sync", SyncMoE), ("no_sync", GroupedMoE)):
+            torch.manual_seed(0)
+            moes = [cls(hidden, width, experts, topk) for _ in range(layers)]
+            for m in moes:
+                m.post_sync_s = []
+            model = MoEStack(moes, hidden).to(dev, dtype)
+            x = torch.randn(tokens, hidden, device=dev, dtype=dtype, requires_grad=True)
+
+            def step(model: Any = model, x: Any = x) -> None:
+                model(x).sum().backward()
+
+            try:
+                for _ in range(3):
+                    step()
+                _sync()
+                for m in moes:
+                    m.post_sync_s.clear()
+                n = 3 if quick else 10
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    step()
+                _sync()
+                wall = (time.perf_counter() - t0) / n
+                post = [t for m in moes for t in m.post_sync_s]
+                issue = []
+                for _ in range(n):
+                    t1 = time.perf_counter()
+                    step()
+                    issue.append(time.perf_counter() - t1)
+                    _sync()
+                activity = ProfilerActivity.CUDA if torch.cuda.is_available() else None
+                busy = 0.0
+                if activity is not None:
+                    with profile(activities=[activity]) as prof:
+                        step()
+                        _sync()
+                    busy = sum(e.self_device_time_total for e in prof.key_averages()) / 1e6
+            except (RuntimeError, TypeError, NotImplementedError) as exc:
+                emit(out, rec | {"variant": variant, "error": str(exc).splitlines()[0][:200]})
+                continue
+            emit(
+                out,
+                rec
+                | {
+                    "variant": variant,
+                    "wall_s": wall,
+                    "gpu_busy_s": busy,
+                    "post_sync_host_s": statistics.median(post) if post else 0.0,
+                    "issue_s": statistics.median(issue),
+                },
+            )
+            del model, moes, x
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+
+
 MOE_LAYER_MODELS = ("qwen3-30b-a3b", "mixtral-8x7b", "gpt-oss-120b")
 MOE_COPIES_PER_EXPERT = (512, 2048, 8192)
 """Token copies per expert of the MoE-layer sweep: the routed GEMMs' rows (T top-k / E)."""
@@ -624,6 +759,7 @@ def main() -> int:
         "attention": bench_attention,
         "moe_layer": bench_moe_layer,
         "moe_profile": bench_moe_profile,
+        "moe_sync": bench_moe_sync,
     }
     with args.output.open("w") as out:
         emit(
