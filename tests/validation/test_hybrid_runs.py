@@ -47,18 +47,20 @@ def test_every_run_is_predicted_and_fits(hybrid: list[CasePrediction]) -> None:
 
 
 def test_hybrid_error_as_measured(hybrid: list[CasePrediction]) -> None:
-    """24 rows: MAPE 19.6%, worst +42.0% (Nano on 8 GB300, 26.02.01); 14 within 20%. The
-    GB300 rows are +25% to +42% too fast, the GB200 rows -3.6% to +12.7%, the B300 rows -16%
-    to +33%, AutoModel's two H100 rows +14.7% and +19.5%."""
+    """24 rows: MAPE 15.4%, worst +32.0% (Super NVFP4 on 64 GB300, 26.04); 17 within 20%.
+    The GB300 rows are +18% to +32% too fast, the GB200 rows -3.7% to +9.2%, the B300 rows
+    -18% to +18%, AutoModel's two H100 rows +18.4% and +22.8% (with the Mamba-2 backward's
+    traffic counted kernel by kernel; 17.2% and 16 within 20% with it taken at twice the
+    forward's)."""
     errors = [abs(_error(p)) for p in hybrid]
-    assert sum(errors) / len(errors) <= 0.20
-    assert max(errors) <= 0.425
-    assert sum(e <= MOE_BOUND for e in errors) >= 14
+    assert sum(errors) / len(errors) <= 0.16
+    assert max(errors) <= 0.33
+    assert sum(e <= MOE_BOUND for e in errors) >= 17
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="GB300 rows +25% to +42%, B300 Nano +31% to +33%, B200 Super MXFP8 +20.2%: "
+    reason="GB300 rows +18% to +32% (the GB200 ones within 10%) and AutoModel's Super +22.8%: "
     "no sourced mechanism yet",
 )
 def test_hybrid_rows_within_the_moe_bound(hybrid: list[CasePrediction]) -> None:

@@ -163,18 +163,28 @@ def gdn_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray, F
 
 
 def mamba_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """HBM bytes per token, forward and backward, of one Mamba-2 block's work outside its
+    """HBM bytes per token, forward and backward, of one Mamba block's work outside its
     projections, over TP: (streaming kernels, SSD kernels). Both are memory-bound (the PyTorch
     blog "Accelerating Mamba2 with kernel fusion", 2025: the SSD kernels are "mostly
     bottlenecked by memory bandwidth and latency"); the SSD's share runs at
-    ``Efficiency.layers.ssd_hbm_efficiency`` of the bandwidth.
+    ``Efficiency.layers.ssd_hbm_efficiency`` of the bandwidth. Mamba-1: ``mamba1_core_bytes``.
 
-    Forward: the causal convolution reads and writes x, B and C, and the gated norm reads y and
-    z and writes its output (streaming); the five SSD kernels read x twice and B and C twice
-    each, write and read the C B^T chunk matrix (G Q per token, FP32), write the chunk states
-    and pass them on (h P N per chunk in FP32: written, read and written by state passing,
-    read by the chunk scan) and write y. Backward moves twice the forward bytes (a gradient
-    for each operand, as a GEMM has), the element-wise convention of ``layer_times``."""
+    Streaming: the causal convolution reads and writes x, B and C, and the gated norm reads y
+    and z and writes its output; backward moves twice the forward bytes, the element-wise
+    convention of ``layer_times``. SSD, per kernel of state-spaces/mamba's
+    ``mamba_chunk_scan_combined`` (``ssd_combined.py``), in X (an inner-wide BF16 row: x, y,
+    dout, dx), BC (one of B, C or their gradients: G N), CB (the FP32 C B^T chunk matrix, G Q
+    per token) and S (the FP32 chunk states, h P N per chunk): the forward's five kernels read
+    x twice and B and C twice each, write and read CB, write the states and pass them on
+    (written, read and written by state passing, read by the chunk scan) and write y: 3 X +
+    4 BC + 2 CB + 4 S. Its backward (``_mamba_chunk_scan_combined_bwd``) first runs four of
+    them again (C B^T, the chunk states and their passing: 3 BC + X + CB + 3 S), then the
+    dstates kernel (C, dout; the state gradients), state passing backward (4 S), the dx kernel
+    (x, B, CB, dout, dstates; dx), the dB and dC kernels (x or dout, dstates or the states, B
+    or C; the gradient), the d(C B^T) kernel (x, dout), the two chunked-BMM backward kernels
+    and the decay gradient's (x, dout, CB): 11 X + 13 BC + 6 CB + 11 S in all, three times the
+    forward's traffic at Nemotron 3 Nano's shape, where the element-wise convention's two
+    would undercount it."""
     inner = float(counts.mamba_inner(model))
     if model.mamba_version == 1:
         return mamba1_core_bytes(model, seq_len)
@@ -182,11 +192,14 @@ def mamba_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray,
     chunk = np.minimum(float(model.mamba_chunk), seq_len)
     conv = 2.0 * ACT_BYTES * (inner + 2.0 * groups_state)
     gated_norm = 3.0 * ACT_BYTES * inner
-    states = 4.0 * FP32_BYTES * model.mamba_heads * model.mamba_head_dim * model.mamba_state / chunk
-    ssd = ACT_BYTES * (2.0 * inner + 4.0 * groups_state + inner)
-    cb_matrix = 2.0 * FP32_BYTES * model.mamba_groups * chunk
+    row = ACT_BYTES * inner
+    bc = ACT_BYTES * groups_state
+    cb = FP32_BYTES * model.mamba_groups * chunk
+    states = FP32_BYTES * model.mamba_heads * model.mamba_head_dim * model.mamba_state / chunk
+    forward = 3.0 * row + 4.0 * bc + 2.0 * cb + 4.0 * states
+    backward = 11.0 * row + 13.0 * bc + 6.0 * cb + 11.0 * states
     streaming: FloatArray = 3.0 * (conv + gated_norm) * np.ones_like(chunk)
-    ssd_bytes: FloatArray = 3.0 * (ssd + cb_matrix + states)
+    ssd_bytes: FloatArray = forward + backward
     return streaming, ssd_bytes
 
 

@@ -231,3 +231,24 @@ def test_mamba1_fields_are_checked(changes: dict[str, Any], field: str) -> None:
     ModelSpec(**base)
     with pytest.raises(SpecError, match=field):
         ModelSpec(**{**base, **changes})
+
+
+def test_ssd_traffic_counts_the_backward_kernels() -> None:
+    """The SSD kernels' bytes per token for Nemotron 3 Nano's Mamba-2 layer (64 heads of 64,
+    8 groups of state 128, chunk 128) at 8K tokens, by hand from ``mamba_core_bytes``'s
+    per-kernel count: the forward 3 X + 4 BC + 2 CB + 4 S, the backward (which first re-runs
+    four forward kernels) 11 X + 13 BC + 6 CB + 11 S."""
+    import numpy as np
+
+    from scalewall.perf.layers import mamba_core_bytes
+
+    model = model_from_hf_config(NANO, "nano.json")
+    x = 2.0 * 64 * 64  # one inner-wide BF16 row
+    bc = 2.0 * 8 * 128  # B or C
+    cb = 4.0 * 8 * 128  # the FP32 C B^T row of a token, chunk 128
+    s = 4.0 * 64 * 64 * 128 / 128  # FP32 states per token
+    forward = 3 * x + 4 * bc + 2 * cb + 4 * s
+    backward = 11 * x + 13 * bc + 6 * cb + 11 * s
+    _, ssd = mamba_core_bytes(model, np.array([8192.0]))
+    assert float(ssd[0]) == pytest.approx(forward + backward)
+    assert backward / forward == pytest.approx(3.0, abs=0.05)
