@@ -140,25 +140,34 @@ def gdn_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray, F
     projections, over TP: (streaming kernels, chunk kernels at
     ``Efficiency.layers.linear_attention_hbm_efficiency``).
 
-    Forward: the causal convolution reads and writes q, k and v, the gated norm reads the
-    output and z and writes its result (streaming); the chunk kernels read q and k (repeated
-    to the value heads) and v twice, write and read the WY factors w and u, write, solve and
-    read the K K^T chunk matrix (C per value head, FP32), write and read the chunk states
-    (d_k d_v per value head per chunk, FP32) and write the output. Backward moves twice the
-    forward bytes, the element-wise convention of ``layer_times``."""
+    Streaming: the causal convolution reads and writes q, k and v, the gated norm reads the
+    output and z and writes its result; backward moves twice the forward bytes, the
+    element-wise convention of ``layer_times``. Chunk kernels, per kernel of
+    flash-linear-attention's ``chunk_gated_delta_rule`` (2025), in Q and K (query and key rows,
+    repeated to the value heads), V (a value-wide row: v, the corrected v, o, do, dv), W and U
+    (the WY factors, key- and value-wide), A (the K K^T chunk matrix, C per value head, FP32)
+    and S (the chunk states, d_k d_v per value head per chunk, FP32). Forward: K K^T (k; A),
+    its triangular solve (A read and written), the WY factors (k, v, A; w, u), the states
+    (k, w, u; the states and the corrected v) and the output (q, k, corrected v, states; o):
+    Q + 4 K + 4 V + 2 W + 2 U + 4 A + 2 S. Backward (``chunk_gated_delta_rule_bwd``): the WY
+    factors and the states again, then the local dv (q, k, do), the state gradients (q, k, w,
+    do, dv; dh, dv), dq, dk, dw and dg (q, k, corrected v, w, the states, dv, do, dh), the WY
+    backward (k, v, A, dw, du; dk, dv, dbeta) and the sum of the two dk: 4 Q + 11 K + 13 V +
+    6 W + 2 U + 2 A + 4 S, near three times the forward's traffic."""
     key, value, _ = counts.gdn_widths(model)
     heads = float(model.linear_value_heads)
-    qk = 2.0 * heads * model.linear_key_head_dim
+    qk = ACT_BYTES * heads * model.linear_key_head_dim  # one of q, k, w (repeated)
+    v = ACT_BYTES * value
     chunk = np.minimum(float(model.linear_chunk), seq_len)
+    a = FP32_BYTES * heads * chunk
+    state = model.linear_key_head_dim * model.linear_value_head_dim  # per value head
+    s = FP32_BYTES * heads * state / chunk
     conv = 2.0 * ACT_BYTES * (2.0 * key + value)
     gated_norm = 3.0 * ACT_BYTES * value
-    reads = 2.0 * ACT_BYTES * (qk + value)
-    wy = 2.0 * ACT_BYTES * (heads * model.linear_key_head_dim + value)
-    kkt = 3.0 * FP32_BYTES * heads * chunk
-    state = model.linear_key_head_dim * model.linear_value_head_dim  # per value head
-    states = 2.0 * FP32_BYTES * heads * state / chunk
+    forward = qk + 4.0 * qk + 4.0 * v + 2.0 * qk + 2.0 * v + 4.0 * a + 2.0 * s
+    backward = 4.0 * qk + 11.0 * qk + 13.0 * v + 6.0 * qk + 2.0 * v + 2.0 * a + 4.0 * s
     streaming: FloatArray = 3.0 * (conv + gated_norm) * np.ones_like(chunk)
-    chunked: FloatArray = 3.0 * (reads + wy + kkt + states + ACT_BYTES * value)
+    chunked: FloatArray = forward + backward
     return streaming, chunked
 
 
