@@ -242,9 +242,11 @@ def _period(cfg: dict[str, Any], name: str, layers: int, default: int, where: st
     ``{name}_offset``."""
     period = _hf_int(cfg, f"{name}_period", default=default, where=where)
     offset = _hf_int(cfg, f"{name}_offset", default=0, where=where)
-    if period < 1 or not 0 <= offset < period:
+    if period < 1:
+        raise SpecError(f"{name}_period", period, "a positive integer", where=where)
+    if not 0 <= offset < period:
         raise SpecError(
-            f"{name}_offset", offset, f"from 0 to {name}_period - 1 ({period})", where=where
+            f"{name}_offset", offset, f"from 0 to {name}_period - 1 ({period - 1})", where=where
         )
     return [i for i in range(layers) if i % period == offset]
 

@@ -216,6 +216,9 @@ def test_jamba_counts_as_published() -> None:
     # "auto" is ceil(hidden / 16).
     auto = model_from_hf_config({**JAMBA, "mamba_dt_rank": "auto"}, "jamba.json")
     assert auto.mamba_dt_rank == 256
+    for field, value in (("attn_layer_period", 0), ("attn_layer_offset", 8)):
+        with pytest.raises(SpecError, match=field):
+            model_from_hf_config({**JAMBA, field: value}, "jamba.json")
 
 
 def test_mamba1_scan_is_linear_in_the_sequence() -> None:
