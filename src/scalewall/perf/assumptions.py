@@ -185,8 +185,9 @@ class LayerEfficiency:
     Nsight Compute gives ``_chunk_scan_fwd_kernel`` 12.5% theoretical occupancy). Set by:
     vLLM PR #27299's measurement on one H100 SXM (3.35 TB/s), forward at 128 heads of 64, state
     128, one group, chunk 256: 1.29e7 tokens/s at 16K tokens; that shape's SSD traffic is
-    117.8 KB per token, 1.52 TB/s = 0.45 of the peak. Backward is taken at the same share (no
-    measurement at a training shape was found); not fitted."""
+    117.8 KB per token (the forward's count), 1.52 TB/s = 0.45 of the peak. The backward's
+    kernels, their traffic counted the same way, are taken at the same share (no measurement at
+    a training shape was found); not fitted."""
     linear_attention_hbm_efficiency: float = 0.45
     """Share of peak HBM bandwidth flash-linear-attention's chunked gated-delta-rule kernels
     reach on the traffic ``layers.gdn_core_bytes`` counts for them. Set by: no measurement at a
