@@ -164,8 +164,9 @@ def gdn_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray, F
     s = FP32_BYTES * heads * state / chunk
     conv = 2.0 * ACT_BYTES * (2.0 * key + value)
     gated_norm = 3.0 * ACT_BYTES * value
-    forward = qk + 4.0 * qk + 4.0 * v + 2.0 * qk + 2.0 * v + 4.0 * a + 2.0 * s
-    backward = 4.0 * qk + 11.0 * qk + 13.0 * v + 6.0 * qk + 2.0 * v + 2.0 * a + 4.0 * s
+    # Q, K and W are key-wide rows (qk), V and U value-wide (v).
+    forward = (1.0 + 4.0 + 2.0) * qk + (4.0 + 2.0) * v + 4.0 * a + 2.0 * s
+    backward = (4.0 + 11.0 + 6.0) * qk + (13.0 + 2.0) * v + 2.0 * a + 4.0 * s
     streaming: FloatArray = 3.0 * (conv + gated_norm) * np.ones_like(chunk)
     chunked: FloatArray = forward + backward
     return streaming, chunked

@@ -536,7 +536,8 @@ def _mamba_fields(cfg: dict[str, Any], num: Any, pattern: str) -> dict[str, Any]
     """The Mamba-2 fields of a ``nemotron_h`` config (``mamba_num_heads``, ``mamba_head_dim``,
     ``ssm_state_size``, ``n_groups``, ``conv_kernel``, ``chunk_size``) or of a Granite 4.0-H
     or Bamba config (``mamba_n_heads``, ``mamba_d_head``, ``mamba_d_state``,
-    ``mamba_n_groups``, ``mamba_d_conv``, ``mamba_chunk_size``) with its layer pattern."""
+    ``mamba_n_groups``, ``mamba_d_conv``, ``mamba_chunk_size``), or the Mamba-1 fields of a
+    Jamba config, with its layer pattern."""
     if "M" not in pattern:
         return {"layer_pattern": pattern}
     if cfg.get("model_type") == "jamba":
@@ -556,8 +557,10 @@ def _mamba_fields(cfg: dict[str, Any], num: Any, pattern: str) -> dict[str, Any]
         }
     heads = num("mamba_num_heads", "mamba_n_heads")
     head_dim = cfg.get("mamba_head_dim", cfg.get("mamba_d_head"))
-    if head_dim is None or head_dim == "auto":
-        # Granite 4.0-H / Bamba: the inner width mamba_expand x hidden split over the heads.
+    paired = cfg.get("model_type") in MIXER_FFN_HYBRID_TYPES
+    if head_dim == "auto" or (head_dim is None and paired):
+        # Granite 4.0-H / Bamba ("auto", their configs' default): the inner width
+        # mamba_expand x hidden split over the heads. A nemotron_h config must state it.
         head_dim = num("mamba_expand", default=2) * num("hidden_size") // max(heads, 1)
     else:
         head_dim = num("mamba_head_dim", "mamba_d_head")

@@ -55,6 +55,13 @@ def test_block_type_list_reads_as_the_pattern() -> None:
     assert model_from_hf_config(listed, "x.json").layer_pattern == NANO_PATTERN
 
 
+def test_a_nemotron_h_config_must_state_its_mamba_head_width() -> None:
+    """Only Granite 4.0-H and Bamba configs default their head width ("auto")."""
+    missing = {k: v for k, v in NANO.items() if k != "mamba_head_dim"}
+    with pytest.raises(SpecError, match="mamba_head_dim"):
+        model_from_hf_config(missing, "x.json")
+
+
 def test_a_pattern_of_the_wrong_length_is_refused() -> None:
     with pytest.raises(SpecError, match="hybrid_override_pattern"):
         model_from_hf_config({**NANO, "num_hidden_layers": 50}, "x.json")
