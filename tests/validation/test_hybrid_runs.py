@@ -47,21 +47,22 @@ def test_every_run_is_predicted_and_fits(hybrid: list[CasePrediction]) -> None:
 
 
 def test_hybrid_error_as_measured(hybrid: list[CasePrediction]) -> None:
-    """24 rows: MAPE 15.4%, worst +32.0% (Super NVFP4 on 64 GB300, 26.04); 17 within 20%.
-    The GB300 rows are +18% to +32% too fast, the GB200 rows -3.7% to +9.2%, the B300 rows
-    -18% to +18%, AutoModel's two H100 rows +18.4% and +22.8% (with the Mamba-2 backward's
-    traffic counted kernel by kernel; 17.2% and 16 within 20% with it taken at twice the
-    forward's)."""
+    """24 rows: MAPE 11.3%, worst +24.5% (AutoModel's Super on 64 H100); 21 within 20%.
+    The GB300 rows are +8% to +22% too fast, the GB200 rows -1.8% to +9.6%, the B300 rows
+    -17% to +9%, AutoModel's two H100 rows +19.6% and +24.5%. The dispatcher's fixed time per
+    routed row (``expert_dispatch_copy_s``) took the Blackwell rows down by up to 11 points
+    (15.4% and 17 within 20% without it); the Mamba-2 backward's traffic counted kernel by
+    kernel took 17.2% to 15.4% before that."""
     errors = [abs(_error(p)) for p in hybrid]
-    assert sum(errors) / len(errors) <= 0.16
-    assert max(errors) <= 0.33
-    assert sum(e <= MOE_BOUND for e in errors) >= 17
+    assert sum(errors) / len(errors) <= 0.12
+    assert max(errors) <= 0.25
+    assert sum(e <= MOE_BOUND for e in errors) >= 21
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="GB300 rows +18% to +32% (the GB200 ones within 10%) and AutoModel's Super +22.8%: "
-    "no sourced mechanism yet",
+    reason="two GB300 rows +20.1% and +21.7% (the GB200 ones within 10%) and AutoModel's Super "
+    "+24.5%: no sourced mechanism yet",
 )
 def test_hybrid_rows_within_the_moe_bound(hybrid: list[CasePrediction]) -> None:
     assert all(abs(_error(p)) <= MOE_BOUND for p in hybrid)

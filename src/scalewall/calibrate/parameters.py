@@ -72,6 +72,7 @@ PARAMETERS: dict[str, Parameter] = {
         Parameter(name="tp_overlap_compute_slowdown_frac", lower=0.0, upper=1.0, scale=0.1),
         Parameter(name="host_op_s", lower=0.0, upper=5e-4, scale=10e-6),
         Parameter(name="expert_alltoall_bw_efficiency", lower=0.1, upper=1.0, scale=0.1),
+        Parameter(name="expert_dispatch_copy_s", lower=0.0, upper=1e-6, scale=5e-9),
         Parameter(name="fp4_gemm_ceiling_ratio", lower=0.2, upper=1.2, scale=0.1),
         Parameter(name=CLOCK, lower=0.3, upper=1.2, scale=0.05),
     )

@@ -47,6 +47,7 @@ FITTED = (
     "overlap_compute_slowdown_frac",
     "tp_overlap_compute_slowdown_frac",
     "expert_alltoall_bw_efficiency",
+    "expert_dispatch_copy_s",
     "fp4_gemm_ceiling_ratio",
 )
 """Efficiency fields whose value only whole training steps determine."""

@@ -219,7 +219,8 @@ def expert_comm_times(
     tokens: FloatArray,
 ) -> tuple[FloatArray, FloatArray]:
     """Dispatch and combine all-to-all of one MoE layer at the mean load, forward (dispatch in
-    ``moe_dispatch_bytes``, combine) and backward (the two reversed, in BF16 gradients).
+    ``moe_dispatch_bytes``, combine) and backward (the two reversed, in BF16 gradients), each
+    with the dispatcher's fixed time per routed row (``expert_dispatch_copy_s``).
 
     Each GPU sends its T etp / tp tokens, k copies each, over the EP group, whose ranks lie
     ``etp`` apart in rank order; ``expert_alltoall_time_s`` places it on the tiers. A token
@@ -242,8 +243,16 @@ def expert_comm_times(
             stack.moe_consecutive_experts,
         )
 
-    combine = a2a(stack.moe_combine_bytes)
-    return a2a(stack.moe_dispatch_bytes) + combine, 2.0 * combine
+    # The dispatcher's fixed work per routed row: k copies per token, or one per destination
+    # rank where a flex dispatcher sends a token once to each rank holding its experts.
+    copies: FloatArray | float = float(model.top_k)
+    if stack.moe_token_dispatcher == "flex":
+        copies = coll.distinct_ranks(
+            model.routed_experts, float(model.top_k), p.ep, stack.moe_consecutive_experts
+        )
+    rows = np.where(p.ep > 1, tokens * p.etp / p.tp * copies * eff.comm.expert_dispatch_copy_s, 0.0)
+    combine = a2a(stack.moe_combine_bytes) + rows
+    return a2a(stack.moe_dispatch_bytes) + rows + combine, 2.0 * combine
 
 
 def expert_tp_comm_time(

@@ -149,8 +149,8 @@ def test_constants_given_per_row_pair_with_their_rows() -> None:
 
 
 def test_dropless_host_sync_exposes_the_issue_time_after_it() -> None:
-    """Qwen3-30B-A3B on 8 B200, EP 8, three sequences per micro-batch, attention and router in
-    CUDA graphs: the layer's GPU time covers its host time in total, but the routed experts
+    """Qwen3-30B-A3B on 8 B200, EP 8, three sequences of 3,072 tokens per micro-batch,
+    attention and router in CUDA graphs: the layer's GPU time covers its host time in total, but the routed experts
     are issued slower than they run. With the dispatcher's host sync the GPU waits for their
     issue, so the forward loses the post-sync issue time beyond the post-sync GPU time;
     without the sync, or with capacity-padded buffers, nothing shows."""
@@ -160,7 +160,7 @@ def test_dropless_host_sync_exposes_the_issue_time_after_it() -> None:
     model = catalog.model("qwen3-30b-a3b")
     cluster = resolve_cluster(gpu="b200", gpus=8)
     plan = ParallelPlan(
-        tp=1, pp=1, dp=8, ep=8, micro_batch=3, global_batch=512, seq_len=4096, precision="mxfp8"
+        tp=1, pp=1, dp=8, ep=8, micro_batch=3, global_batch=480, seq_len=3072, precision="mxfp8"
     )
     batch = PlanBatch.from_plans(model, [plan])
     dev = Device.of(cluster.accelerator, batch.precision, EFF)
