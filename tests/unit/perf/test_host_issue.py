@@ -151,9 +151,9 @@ def test_constants_given_per_row_pair_with_their_rows() -> None:
 def test_dropless_host_sync_exposes_the_issue_time_after_it() -> None:
     """Qwen3-30B-A3B on 8 B200, EP 8, three sequences of 3,072 tokens per micro-batch,
     attention and router in CUDA graphs: the layer's GPU time covers its host time in total,
-    but the routed experts are issued slower than they run. With the dispatcher's host sync the GPU waits for their
-    issue, so the forward loses the post-sync issue time beyond the post-sync GPU time;
-    without the sync, or with capacity-padded buffers, nothing shows."""
+    but the routed experts are issued slower than they run. With the dispatcher's host sync
+    the GPU waits for their issue, so the forward loses the post-sync issue time beyond the
+    post-sync GPU time; without the sync, or with capacity-padded buffers, nothing shows."""
     from scalewall.perf.compute import Device
     from scalewall.perf.layers import layer_times, post_sync_host_s
 
