@@ -31,6 +31,7 @@ def test_fit_writes_a_profile_with_provenance(
         "overlap_compute_slowdown_frac",
         "tp_overlap_compute_slowdown_frac",
         "expert_alltoall_bw_efficiency",
+        "expert_dispatch_copy_s",
         "fp4_gemm_ceiling_ratio",
         "training_clock_frac:h100-sxm-80gb",
     }

@@ -133,4 +133,4 @@ def test_search_at_80_columns_groups_equivalents(
             assert f"x{len(r['equivalents']) + 1} equivalent" in out
     print_search(result, wide=True)
     wide = capsys.readouterr().out
-    assert "GiB" in wide and "hidden" not in wide
+    assert "GiB" in wide and "columns hidden" not in wide

@@ -65,6 +65,9 @@ class SearchSpace:
     ep_values: tuple[int, ...] = ()
     """MoE models: only these expert-parallel widths (empty: every divisor of the routed
     experts that divides tp x cp x dp / etp, up to ``max_ep``). Dense models: 1."""
+    micro_batch_values: tuple[int, ...] = ()
+    """Only these micro-batches in sequences (empty: every divisor of the per-replica batch up
+    to ``max_micro_batch``)."""
     max_ep: int = 256
     """Largest expert-parallel width (DeepSeek-V3 trained with 64, serves with up to 320)."""
     expert_tp: tuple[str, ...] = ("1", "tp")
@@ -124,6 +127,12 @@ class SearchSpace:
         bad_etp = [v for v in self.expert_tp if v not in ("1", "tp")]
         if bad_etp or not self.expert_tp:
             raise SpecError("expert_tp", ",".join(self.expert_tp), "one or more of 1, tp")
+        if any(v < 1 for v in self.micro_batch_values):
+            raise SpecError(
+                "micro_batch_values",
+                ",".join(map(str, self.micro_batch_values)),
+                "positive integers (sequences per micro-batch)",
+            )
         for name in ("max_cp", "max_micro_batch", "max_vpp", "max_ep"):
             if getattr(self, name) < 1:
                 raise SpecError(name, getattr(self, name), "must be a positive integer")
@@ -249,6 +258,8 @@ def structures(
         for mb in divisors(per_replica):
             if mb > space.max_micro_batch:
                 break
+            if space.micro_batch_values and mb not in space.micro_batch_values:
+                continue
             for first, middle, last in splits:
                 full = middle or first
                 for vpp in _vpp_candidates(full, pp, per_replica // mb, space.max_vpp):

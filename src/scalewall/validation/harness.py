@@ -127,9 +127,10 @@ def layout_open(case: Case) -> bool:
 def open_layouts(case: Case, cluster: Cluster, eff: Efficiency) -> list[dict[str, int]]:
     """The layouts (``LAYOUT_FIELDS``) to evaluate: the stated one ({} : the case's own
     fields), or, where the source leaves the layout open, those of the plan search's best
-    plans with the stated widths held (``OPEN_LAYOUTS`` of them, the best first), as the
-    authors tuned it. A search that finds no plan that fits leaves the stated fields, whose
-    error then names the reason."""
+    plans with the stated widths and micro-batch held (``OPEN_LAYOUTS`` of them, the best
+    first), as the authors tuned it: ranked at another micro-batch, a layout can lead there
+    and trail at the stated one. A search that finds no plan that fits leaves the stated
+    fields, whose error then names the reason."""
     if not layout_open(case):
         return [{}]
     from scalewall.search.engine import search
@@ -142,12 +143,15 @@ def open_layouts(case: Case, cluster: Cluster, eff: Efficiency) -> list[dict[str
         return (int(value),) if value else ()
 
     etp = plan.get("etp")
+    micro = int(training.get("micro_batch") or 0)
     space = SearchSpace(
         precisions=(_precision(case),),
         tp_values=held("tp"),
         pp_values=held("pp"),
         cp_values=held("cp"),
         ep_values=held("ep") if case.model.is_moe else (1,),
+        micro_batch_values=(micro,) if micro else (),
+        max_micro_batch=max(SearchSpace.max_micro_batch, micro),
         expert_tp=("1", "tp") if not etp else (("1",) if etp == 1 else ("tp",)),
         zero=(_zero_stage(case),),
     )

@@ -119,6 +119,17 @@ def test_filters_restrict_the_space() -> None:
     assert set(batch.tp) == {4.0} and set(batch.pp) == {2.0} and set(batch.cp) == {1.0}
 
 
+def test_micro_batch_filter_keeps_only_the_given_micro_batches() -> None:
+    free = enumerate_plans(LLAMA3_8B, 64, 8, 64, 4096)
+    held = enumerate_plans(LLAMA3_8B, 64, 8, 64, 4096, SearchSpace(micro_batch_values=(2,)))
+    assert len(set(free.micro_batch)) > 1
+    assert set(held.micro_batch) == {2.0}
+    # The rows kept are exactly the free enumeration's rows at that micro-batch.
+    assert len(held) == int(np.sum(free.micro_batch == 2))
+    with pytest.raises(SpecError, match="micro_batch_values"):
+        SearchSpace(micro_batch_values=(0,))
+
+
 def test_batch_errors_name_the_batch() -> None:
     with pytest.raises(SpecError, match="too small"):
         enumerate_plans(catalog.model("llama3-70b"), 32768, 8, 2, 8192)

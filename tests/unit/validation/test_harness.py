@@ -277,6 +277,9 @@ def test_an_open_layout_is_searched_and_reported(tmp_path: Path) -> None:
     assert not isinstance(published, Exception) and not isinstance(chosen, Exception)
     assert {"tp", "pp", "cp", "ep"} <= set(chosen.chosen)
     assert chosen.fits
+    # The search ranks layouts at the stated micro-batch (4): at another it would rank EP 4
+    # first, which is 26% slower at 4.
+    assert chosen.plan.micro_batch == 4
     assert chosen.row["tokens_per_s"] >= 0.98 * published.row["tokens_per_s"]
     # Held widths stay held: only pp open on a dense run keeps the stated tp and cp.
     dense = _dense()
