@@ -103,6 +103,39 @@ def test_dispatcher_is_a_stack_field_with_named_values() -> None:
         Stack(moe_token_dispatcher="deepep")
 
 
+def test_dispatch_pays_a_fixed_time_per_routed_row() -> None:
+    """Each dispatch and combine pays ``expert_dispatch_copy_s`` per routed row beside its
+    bytes: k rows per token under the all-to-all dispatcher, one per destination rank under a
+    flex one; nothing without expert parallelism. At the same bytes per token, more and
+    narrower rows cost more."""
+    model = catalog.model("qwen3-30b-a3b")
+    cluster = resolve_cluster(gpu="b200", gpus=8)
+    plan = ParallelPlan(tp=1, pp=1, dp=8, ep=8, micro_batch=2, global_batch=512, seq_len=4096)
+    batch = PlanBatch.from_plans(model, [plan])
+    tokens = batch.micro_batch * batch.seq_len
+    per_row = 7e-9
+    with_rows = EFF.replace(expert_dispatch_copy_s=per_row)
+    without = EFF.replace(expert_dispatch_copy_s=0.0)
+    for dispatcher, rows in (
+        ("alltoall", float(model.top_k)),
+        ("flex", 8.0 * (1.0 - (7.0 / 8.0) ** model.top_k)),
+    ):
+        stack = Stack(moe_token_dispatcher=dispatcher)
+        f1, b1 = moe.expert_comm_times(model, cluster, batch, with_rows, stack, tokens)
+        f0, b0 = moe.expert_comm_times(model, cluster, batch, without, stack, tokens)
+        cost = tokens * rows * per_row
+        assert f1 - f0 == pytest.approx(2.0 * cost)
+        assert b1 - b0 == pytest.approx(2.0 * cost)
+    single = PlanBatch.from_plans(model, [dataclasses.replace(plan, ep=1)])
+    f, b = moe.expert_comm_times(model, cluster, single, with_rows, Stack(), tokens)
+    assert f[0] == b[0] == 0.0
+    # Twice the tokens at half the width: the same bytes, twice the rows.
+    narrow = dataclasses.replace(model, hidden=model.hidden // 2)
+    wide_t = moe.expert_comm_times(model, cluster, batch, with_rows, Stack(), tokens)[0]
+    narrow_t = moe.expert_comm_times(narrow, cluster, batch, with_rows, Stack(), 2 * tokens)[0]
+    assert narrow_t > wide_t
+
+
 def _mixtral_plan(**changes: object) -> ParallelPlan:
     base: dict[str, object] = dict(
         tp=1,
