@@ -532,6 +532,9 @@ FSDP_UNDER_PIPELINE = ("per-micro-batch", "reduce-once", "gather-once")
 MOE_EXPERT_GEMMS = ("per-expert", "single-kernel")
 """``Stack.moe_expert_gemms`` values: how the routed experts' grouped GEMM is launched."""
 
+MOE_UNPERMUTE = ("gather", "scatter-add")
+"""``Stack.moe_unpermute`` values: how a token's routed copies are summed back into it."""
+
 MOE_DISPATCHERS = ("alltoall", "flex")
 """``Stack.moe_token_dispatcher`` values: Megatron-Core ``moe_token_dispatcher_type``."""
 
@@ -687,6 +690,17 @@ class Stack:
     (``Efficiency.host.host_ops_per_local_expert_fwd``); ``single-kernel``: one grouped kernel
     per projection whatever the local experts (PyTorch ``torch._grouped_mm``, CUTLASS grouped
     GEMM)."""
+    moe_unpermute: str = "gather"
+    """How a token's routed copies are summed back into the token (and, backward, how the copy
+    gradients are summed into the token's gradient). ``gather``: each token reads its k copies
+    and writes the weighted sum once (Transformer Engine's fused ``moe_unpermute`` and
+    ``moe_permute`` backward, Megatron-Core ``--moe-permute-fusion``), streaming at HBM speed,
+    as ``moe_permute_bytes_per_hidden`` counts it. ``scatter-add``: every copy is added into its
+    token's row by atomic scatter-add (PyTorch ``scatter_add`` / ``index_add_``, and the
+    backward of a plain ``gather`` or ``index_select``), at
+    ``Efficiency.layers.scatter_add_hbm_efficiency``: the unpermute forward and the permute's
+    gradient each read the copy and read-modify-write its token row per copy, 6 bytes per
+    hidden element in BF16 in place of the gather's 2 + 2/k."""
     moe_consecutive_experts: bool = False
     """The router places a token's k copies on k consecutive experts, (t k + i) mod E for
     token t (NeMo AutoModel's ``FakeBalancedGate`` in its benchmark recipes): a ``flex``
@@ -897,6 +911,7 @@ _STACK_CHOICES = {
     "pipeline_split": PIPELINE_SPLITS,
     "moe_token_dispatcher": MOE_DISPATCHERS,
     "moe_expert_gemms": MOE_EXPERT_GEMMS,
+    "moe_unpermute": MOE_UNPERMUTE,
     "selective_recompute": SELECTIVE_RECOMPUTE,
     "softmax_fusion": SOFTMAX_FUSION,
     "zero1_grad_reduce": ZERO1_GRAD_REDUCE,

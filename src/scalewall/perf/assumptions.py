@@ -188,6 +188,13 @@ class LayerEfficiency:
     117.8 KB per token (the forward's count), 1.52 TB/s = 0.45 of the peak. The backward's
     kernels, their traffic counted the same way, are taken at the same share (no measurement at
     a training shape was found); not fitted."""
+    scatter_add_hbm_efficiency: float = 0.15
+    """Share of peak HBM bandwidth an atomic row scatter-add reaches (a stack whose
+    ``moe_unpermute`` is ``scatter-add``), on its read of each copy and read-modify-write of its
+    token row. Set by: measured on one H200 (``catalog/data/measurements``, kind ``permute``, op
+    ``index_add``, BF16, top-8 over 4K-16K tokens at hidden 2048-7168): 619, 727, 761 and 725
+    GB/s over those three passes, 0.147 of its 4.8 TB/s on average, where the row gather
+    (``index_select``) of the same copies reaches 4.1-4.5 TB/s; not fitted."""
     linear_attention_hbm_efficiency: float = 0.45
     """Share of peak HBM bandwidth flash-linear-attention's chunked gated-delta-rule kernels
     reach on the traffic ``layers.gdn_core_bytes`` counts for them. Set by: no measurement at a

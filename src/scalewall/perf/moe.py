@@ -29,6 +29,10 @@ from scalewall.workload.counts import LayerKind
 
 FloatArray = NDArray[np.float64]
 
+SCATTER_ADD_BYTES_PER_HIDDEN = 6.0
+"""HBM bytes per hidden element of one BF16 copy added into its token's row by atomic
+scatter-add: read the copy (2), read and write the row (4)."""
+
 
 def load_factor(stack: Stack) -> float:
     """Tokens the busiest expert-parallel rank handles over the mean: the capacity factor when
@@ -190,6 +194,14 @@ def routed_expert_times(
     permute: FloatArray | float = stack.moe_permute_bytes_per_hidden
     if stack.moe_token_dispatcher == "alltoall":
         permute = permute + np.where(local > 1, stack.moe_sort_chunks_bytes_per_hidden, 0.0)
+    if stack.moe_unpermute == "scatter-add":
+        # The unpermute forward and the permute's gradient add each copy into its token's row
+        # atomically: 6 bytes per hidden element each (read the copy, read-modify-write the
+        # row) at the scatter-add's share of the bandwidth, counted as streaming bytes that
+        # take as long, in place of the gather-reduce's 2 + 2/k each.
+        k = float(model.top_k)
+        slower = eff.compute.hbm_efficiency / eff.layers.scatter_add_hbm_efficiency
+        permute = permute - 2.0 * (2.0 + 2.0 / k) + 2.0 * SCATTER_ADD_BYTES_PER_HIDDEN * slower
     elementwise = copies * (hidden * permute + up / 2.0 * stack.elementwise_bytes_per_ffn)
     return RoutedTimes(
         fwd=fwd,

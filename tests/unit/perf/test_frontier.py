@@ -152,6 +152,32 @@ def _mixtral_plan(**changes: object) -> ParallelPlan:
     return ParallelPlan(**base)  # type: ignore[arg-type]
 
 
+def test_scatter_add_unpermute_runs_at_the_atomic_rate() -> None:
+    """Summing copies back by atomic scatter-add (``moe_unpermute`` scatter-add) replaces the
+    gather-reduce's 2 + 2/k bytes per hidden element, twice (the unpermute forward and the
+    permute's gradient), by 6 each at ``scatter_add_hbm_efficiency``: per copy and hidden
+    element 12 x 0.80 / 0.15 - 2 (2 + 2/k) more streaming bytes; nothing else moves."""
+    model = catalog.model("mixtral-8x22b")
+    batch = PlanBatch.from_plans(model, [_mixtral_plan()])
+    dev = Device.of(catalog.accelerator("h100-sxm-80gb"), batch.precision, EFF)
+    tokens = batch.micro_batch * batch.seq_len
+    gather = moe.routed_expert_times(model, batch, dev, EFF, Stack(), tokens)
+    scatter = moe.routed_expert_times(
+        model, batch, dev, EFF, Stack(moe_unpermute="scatter-add"), tokens
+    )
+    k = float(model.top_k)
+    copies = float(moe.tokens_per_expert(model, batch, tokens)[0]) * model.routed_experts / 8
+    copies *= Stack().moe_load_imbalance
+    ratio = EFF.compute.hbm_efficiency / EFF.layers.scatter_add_hbm_efficiency
+    extra = copies * model.hidden * (12.0 * ratio - 2.0 * (2.0 + 2.0 / k))
+    assert float((scatter.elementwise_bytes - gather.elementwise_bytes)[0]) == pytest.approx(extra)
+    assert np.array_equal(scatter.fwd, gather.fwd) and np.array_equal(scatter.bwd, gather.bwd)
+    assert preset("torchtitan").moe_unpermute == "scatter-add"
+    assert preset("megatron-bridge").moe_unpermute == "gather"
+    with pytest.raises(SpecError, match="gather, scatter-add"):
+        Stack(moe_unpermute="atomic")
+
+
 def test_imbalance_factor_scales_the_busiest_experts_gemms() -> None:
     """Mixtral 8x22B, tp 1, ep 8, 4,096 tokens per micro-batch, top-2 of 8 experts: each GPU's
     one expert gets 4096 x 2 x 8 / 8 = 8,192 tokens; at imbalance 1.5 the busiest gets 12,288.
