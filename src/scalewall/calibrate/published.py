@@ -81,9 +81,9 @@ FIXED: dict[str, str] = {
 """Candidate constants kept at their defaults in the shipped fit, and why."""
 FIXED_CLOCKS: dict[str, str] = {
     "b300": "its only runs are four Megatron-Bridge MoE rows whose model errors (gpt-oss-120b "
-    "+68%, Qwen3-30B-A3B +20%, DeepSeek-V3 -13%) set their level more than the clock: the prior "
-    "alone places it (a refit moves with its default), so it stays near B200's fitted clock on "
-    "the same board",
+    "+62%, Qwen3-235B-A22B +9%, Qwen3-30B-A3B -6%, DeepSeek-V3 -11%) set their level more than "
+    "the clock: fitted, it follows its prior (0.72 +- 0.045 from 0.73), so it stays near B200's "
+    "fitted clock on the same board",
 }
 """Accelerators the runs are on whose sustained clock the shipped fit keeps at the catalog's
 value, and why."""
