@@ -178,16 +178,22 @@ class LayerEfficiency:
     """One layer's element-wise traffic and overlap cost in ``perf/layers.py`` (also read by
     ``perf/data_parallel.py`` for the gradient traffic it overlaps with the layers)."""
 
-    ssd_hbm_efficiency: float = 0.45
-    """Share of peak HBM bandwidth the Mamba-2 SSD kernels (mamba_ssm's five Triton kernels,
-    ``mamba_chunk_scan_combined``) reach on the traffic ``layers.mamba_core_bytes`` counts for
-    them: they are latency- and occupancy-bound rather than streaming (TensorRT-LLM PR #11345:
-    Nsight Compute gives ``_chunk_scan_fwd_kernel`` 12.5% theoretical occupancy). Set by:
-    vLLM PR #27299's measurement on one H100 SXM (3.35 TB/s), forward at 128 heads of 64, state
-    128, one group, chunk 256: 1.29e7 tokens/s at 16K tokens; that shape's SSD traffic is
-    117.8 KB per token (the forward's count), 1.52 TB/s = 0.45 of the peak. The backward's
-    kernels, their traffic counted the same way, are taken at the same share (no measurement at
-    a training shape was found); not fitted."""
+    ssd_bytes_per_s_per_sm: float = 1.15e10
+    """HBM bytes per second each SM moves for the Mamba-2 SSD kernels (mamba_ssm's five Triton
+    kernels, ``mamba_chunk_scan_combined``) on the traffic ``layers.mamba_core_bytes`` counts
+    for them. They are latency- and occupancy-bound rather than streaming (TensorRT-LLM PR
+    #11345: Nsight Compute gives ``_chunk_scan_fwd_kernel`` 12.5% theoretical occupancy), so
+    by Little's law their bandwidth is the bytes each SM keeps in flight over the memory
+    latency, times the SMs: it grows with the SM count, not with the part's HBM rate (capped
+    at ``hbm_efficiency`` of that rate, ``layers.latency_bound_share``). Set by: vLLM PR
+    #27299's measurement on one H100 SXM (132 SMs, 3.35 TB/s), forward at 128 heads of 64,
+    state 128, one group, chunk 256: 1.29e7 tokens/s at 16K tokens; that shape's SSD traffic is
+    117.8 KB per token (the forward's count), 1.52 TB/s (0.45 of that part's peak) = 1.15e10
+    per SM. The backward's kernels, their traffic counted the same way, are taken at the same
+    rate (no measurement at a training shape was found); not fitted. Taken as 0.45 of every
+    part's bandwidth instead, the Blackwell rows of the Nemotron 3 file (out of the fit) came
+    out 10 points faster than per SM, the GB300 ones 8-22% fast where their GB200 twins were
+    within 10%."""
     scatter_add_hbm_efficiency: float = 0.15
     """Share of peak HBM bandwidth an atomic row scatter-add reaches (a stack whose
     ``moe_unpermute`` is ``scatter-add``), on its read of each copy and read-modify-write of its
@@ -195,12 +201,12 @@ class LayerEfficiency:
     ``index_add``, BF16, top-8 over 4K-16K tokens at hidden 2048-7168): 619, 727, 761 and 725
     GB/s over those three passes, 0.147 of its 4.8 TB/s on average, where the row gather
     (``index_select``) of the same copies reaches 4.1-4.5 TB/s; not fitted."""
-    linear_attention_hbm_efficiency: float = 0.45
-    """Share of peak HBM bandwidth flash-linear-attention's chunked gated-delta-rule kernels
-    reach on the traffic ``layers.gdn_core_bytes`` counts for them. Set by: no measurement at a
-    training shape was found; ``ssd_hbm_efficiency``'s measured figure is taken, the same
-    structure (Triton kernels over chunks of 64 to 256 tokens passing FP32 states between
-    chunks), not fitted."""
+    linear_attention_bytes_per_s_per_sm: float = 1.15e10
+    """HBM bytes per second each SM moves for flash-linear-attention's chunked gated-delta-rule
+    kernels on the traffic ``layers.gdn_core_bytes`` counts for them (capped as
+    ``ssd_bytes_per_s_per_sm``). Set by: no measurement at a training shape was found;
+    ``ssd_bytes_per_s_per_sm``'s measured figure is taken, the same structure (Triton kernels
+    over chunks of 64 to 256 tokens passing FP32 states between chunks), not fitted."""
     dropout_bytes_per_hidden: float = 20.0
     """HBM bytes per hidden element per layer for the two hidden dropouts, forward (read 2, write 2,
     mask 1) and backward (read grad 2, mask 1, write 2). Set by: counting the kernels' reads and
@@ -390,8 +396,8 @@ class CommEfficiency:
     span hidden 2048 (Qwen3-30B-A3B) to 7168 (DeepSeek-V3) on the same hardware; 5.1e-9 +-
     1.5e-9 s with a flat prior (the fit then takes ``expert_alltoall_bw_efficiency`` to 0.78),
     the default 5e-9 s. Held out of that fit, the other MoE files (gpt-oss, the MoE ModelZoo,
-    NeMo AutoModel, Nemotron 3, Qwen3-Next) come to 13.4% MAPE with it against 16.2%
-    without (39 and 32 of their 47 rows within 20%)."""
+    NeMo AutoModel, Nemotron 3, Qwen3-Next) came to 13.4% MAPE with it against 16.2%
+    without (39 and 32 of their 47 rows within 20%), before the SSD rate per SM."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -104,6 +104,15 @@ def cast_bytes(dev: Device, eff: Efficiency) -> FloatArray:
     return result
 
 
+def latency_bound_share(bytes_per_s_per_sm: Any, dev: Device, eff: Efficiency) -> Any:
+    """Share of the part's peak HBM bandwidth an occupancy-bound kernel reaches: the rate each
+    of its SMs sustains times the SMs (Little's law: the bytes in flight per SM over the
+    memory latency), at most what streaming kernels reach (``hbm_efficiency``)."""
+    return np.minimum(
+        eff.compute.hbm_efficiency, bytes_per_s_per_sm * dev.sm_count / dev.hbm_bytes_per_s
+    )
+
+
 def mamba_linears(model: ModelSpec, tp: Any) -> list[tuple[Any, Any]]:
     """(n_out, k_in) of a Mamba-2 block's projections on one GPU: the input projection
     column-parallel and the output projection row-parallel over TP, as Megatron-Core's
@@ -138,7 +147,7 @@ def gdn_linears(model: ModelSpec, tp: Any) -> list[tuple[Any, Any]]:
 def gdn_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray, FloatArray]:
     """HBM bytes per token, forward and backward, of one Gated DeltaNet block's work outside its
     projections, over TP: (streaming kernels, chunk kernels at
-    ``Efficiency.layers.linear_attention_hbm_efficiency``).
+    ``Efficiency.layers.linear_attention_bytes_per_s_per_sm``).
 
     Streaming: the causal convolution reads and writes q, k and v, the gated norm reads the
     output and z and writes its result; backward moves twice the forward bytes, the
@@ -177,7 +186,7 @@ def mamba_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray,
     projections, over TP: (streaming kernels, SSD kernels). Both are memory-bound (the PyTorch
     blog "Accelerating Mamba2 with kernel fusion", 2025: the SSD kernels are "mostly
     bottlenecked by memory bandwidth and latency"); the SSD's share runs at
-    ``Efficiency.layers.ssd_hbm_efficiency`` of the bandwidth. Mamba-1: ``mamba1_core_bytes``.
+    ``Efficiency.layers.ssd_bytes_per_s_per_sm`` per SM. Mamba-1: ``mamba1_core_bytes``.
 
     Streaming: the causal convolution reads and writes x, B and C, and the gated norm reads y
     and z and writes its output; backward moves twice the forward bytes, the element-wise
@@ -222,7 +231,7 @@ backward: its thread block's 128 threads x 16 items each (state-spaces/mamba, 20
 def mamba1_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray, FloatArray]:
     """HBM bytes per token, forward and backward, of one Mamba-1 block's work outside its
     projections, over TP: (streaming kernels, the selective scan at
-    ``Efficiency.layers.ssd_hbm_efficiency``).
+    ``Efficiency.layers.ssd_bytes_per_s_per_sm``).
 
     Forward: the causal convolution reads and writes x, and RMSNorms over dt, B and C read and
     write them (Jamba; streaming); the fused scan (state-spaces/mamba ``selective_scan_cuda``:
@@ -308,13 +317,13 @@ def layer_times(
     if kind.mixer in ("mamba", "gdn"):
         if kind.mixer == "mamba":
             streaming, core = mamba_core_bytes(model, p.seq_len)
-            share = eff.layers.ssd_hbm_efficiency
+            per_sm = eff.layers.ssd_bytes_per_s_per_sm
         else:
             streaming, core = gdn_core_bytes(model, p.seq_len)
-            share = eff.layers.linear_attention_hbm_efficiency
+            per_sm = eff.layers.linear_attention_bytes_per_s_per_sm
         # The chunk kernels' bytes at their own share of the bandwidth, as streaming bytes
         # that take as long.
-        slower = eff.compute.hbm_efficiency / share
+        slower = eff.compute.hbm_efficiency / latency_bound_share(per_sm, dev, eff)
         elem_bytes = elem_bytes + tokens * (streaming + core * slower) / tp
     imbalance, ep_f, ep_b, etp_comm, routed_after = zero, zero, zero, zero, zero
     if moe_layer:

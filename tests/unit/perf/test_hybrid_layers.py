@@ -147,3 +147,27 @@ def test_full_recompute_redoes_the_scans_in_the_hardware_flops() -> None:
     forward = counts.model_flop_per_token(model, 8192) / 3.0
     logits = 2.0 * model.hidden * model.vocab
     assert result.hfu / result.mfu == pytest.approx(1.0 + (forward - logits) / (3.0 * forward))
+
+
+def test_occupancy_bound_scans_run_at_a_rate_per_sm() -> None:
+    """The SSD kernels' bandwidth is a rate per SM times the SMs (Little's law for a kernel
+    at low occupancy), capped at the streaming share: on H100 (132 SMs, 3.35 TB/s) the
+    measured 0.45 of the peak, on B200 (148 SMs, 8 TB/s) 0.21, not 0.45 again; a part with
+    many SMs and little bandwidth streams at ``hbm_efficiency``."""
+    from scalewall import catalog
+    from scalewall.perf.layers import latency_bound_share
+
+    rate = EFF.layers.ssd_bytes_per_s_per_sm
+
+    def share(gpu: str) -> float:
+        acc = catalog.accelerator(gpu)
+        dev = Device.of(acc, np.zeros(1), EFF)
+        return float(latency_bound_share(rate, dev, EFF))
+
+    assert share("h100-sxm-80gb") == pytest.approx(0.453, abs=0.002)
+    assert share("b200") == pytest.approx(148 * rate / 8e12)
+    assert share("b200") < 0.5 * share("h100-sxm-80gb")
+    slow = dataclasses.replace(catalog.accelerator("h100-sxm-80gb"), hbm_bytes_per_s=1e12)
+    assert float(
+        latency_bound_share(rate, Device.of(slow, np.zeros(1), EFF), EFF)
+    ) == pytest.approx(EFF.compute.hbm_efficiency)
