@@ -19,6 +19,25 @@ def test_catalog_lists_models() -> None:
     assert "llama3-70b" in result.stdout
 
 
+def test_catalog_shows_an_entry_by_the_names_other_commands_accept() -> None:
+    """``--stack torchtitan`` and ``--gpu H100`` work, so ``catalog stacks torchtitan`` and
+    ``catalog accelerators H100`` show those entries; an unknown name is one line, exit 2."""
+    import json
+
+    for kind, name, expected in (
+        ("stacks", "torchtitan", "torchtitan-fsdp2"),
+        ("stacks", "megatron-core-0.13", "megatron-core"),
+        ("accelerators", "H100", "h100-sxm-80gb"),
+        ("models", "llama3-70b", "llama3-70b"),
+    ):
+        result = run_cli("catalog", kind, name, "--json")
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["id"] == expected
+    result = run_cli("catalog", "stacks", "nosuch")
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and "nosuch" in result.stderr
+
+
 def test_unknown_kind_is_one_line_exit_2() -> None:
     result = run_cli("catalog", "gizmos")
     assert result.returncode == 2

@@ -23,7 +23,7 @@ def catalog_command(
         raise SpecError("kind", kind, f"valid kinds: {', '.join(KINDS)}")
     kinds = [kind] if kind else list(KINDS)
     if entry_id:
-        entry = catalog.lookup(kind, entry_id)
+        entry = catalog.lookup(kind, _catalog_id(kind, entry_id))
         data = dataclasses.asdict(entry)
         if as_json:
             print_json(data, "catalog-entry")
@@ -42,6 +42,21 @@ def catalog_command(
         for i, name in items.items():
             table.add_row(i, name)
         console.print(table)
+
+
+def _catalog_id(kind: str, name: str) -> str:
+    """The catalog id a name the other commands accept stands for: an accelerator's or a
+    model's alias, a stack's alias or release (``torchtitan``, ``megatron-core-0.13``), as
+    ``--gpu``, ``--model`` and ``--stack`` read them; other kinds by id."""
+    if kind == "stacks":
+        from scalewall.stack import preset
+
+        return preset(name).id
+    if kind == "accelerators":
+        return catalog.accelerator(name).id
+    if kind == "models" and catalog.find_by_file(kind, name) is None:
+        return catalog.model(name).id
+    return name
 
 
 def register(app: typer.Typer) -> None:
