@@ -34,6 +34,14 @@ SCATTER_ADD_BYTES_PER_HIDDEN = 6.0
 scatter-add: read the copy (2), read and write the row (4)."""
 
 
+def gather_reduce_bytes_per_hidden(top_k: float) -> float:
+    """HBM bytes per hidden element per copy of summing a token's k BF16 copies by a
+    gather-reduce: read each copy (2), write the token once (2 / k); the part of
+    ``Stack.moe_permute_bytes_per_hidden`` a scatter-add replaces, once forward (the
+    unpermute) and once backward (the permute's gradient)."""
+    return 2.0 + 2.0 / top_k
+
+
 def load_factor(stack: Stack) -> float:
     """Tokens the busiest expert-parallel rank handles over the mean: the capacity factor when
     buffers are capped and padded, else the dropless imbalance factor."""
@@ -199,9 +207,9 @@ def routed_expert_times(
         # atomically: 6 bytes per hidden element each (read the copy, read-modify-write the
         # row) at the scatter-add's share of the bandwidth, counted as streaming bytes that
         # take as long, in place of the gather-reduce's 2 + 2/k each.
-        k = float(model.top_k)
         slower = eff.compute.hbm_efficiency / eff.layers.scatter_add_hbm_efficiency
-        permute = permute - 2.0 * (2.0 + 2.0 / k) + 2.0 * SCATTER_ADD_BYTES_PER_HIDDEN * slower
+        replaced = gather_reduce_bytes_per_hidden(float(model.top_k))
+        permute = permute + 2.0 * (SCATTER_ADD_BYTES_PER_HIDDEN * slower - replaced)
     elementwise = copies * (hidden * permute + up / 2.0 * stack.elementwise_bytes_per_ffn)
     return RoutedTimes(
         fwd=fwd,
