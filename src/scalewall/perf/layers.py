@@ -185,7 +185,7 @@ def mamba_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray,
     """HBM bytes per token, forward and backward, of one Mamba block's work outside its
     projections, over TP: (streaming kernels, SSD kernels). Both are memory-bound (the PyTorch
     blog "Accelerating Mamba2 with kernel fusion", 2025: the SSD kernels are "mostly
-    bottlenecked by memory bandwidth and latency"); the SSD's share runs at
+    bottlenecked by memory bandwidth and latency"); the SSD kernels move their bytes at
     ``Efficiency.layers.ssd_bytes_per_s_per_sm`` per SM. Mamba-1: ``mamba1_core_bytes``.
 
     Streaming: the causal convolution reads and writes x, B and C, and the gated norm reads y
