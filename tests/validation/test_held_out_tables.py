@@ -48,19 +48,17 @@ def test_automodel_rows_are_predicted_and_fit(automodel: list[CasePrediction]) -
 
 
 def test_automodel_error_as_measured(automodel: list[CasePrediction]) -> None:
-    """Step time: DeepSeek-V3 on 1,024 GPUs -13.8%, on 256 +0.1%, Kimi K2 -25.3%,
+    """Step time: DeepSeek-V3 on 1,024 GPUs -11.4%, on 256 +0.1%, Kimi K2 -18.5%,
     Qwen3-30B-A3B -6.1%, gpt-oss-20b -19.1%, gpt-oss-120b -15.0%, Llama 3 70B (CP 2) +20.7%:
-    MAPE 14.3%. Qwen3-30B-A3B was +24.6% before DeepEP's dispatch counted a token once per
-    destination rank: the recipes' balanced gate puts its 8 experts on one rank."""
+    MAPE 13.0%. Qwen3-30B-A3B was +24.6% before DeepEP's dispatch counted a token once per
+    destination rank: the recipes' balanced gate puts its 8 experts on one rank. DeepSeek-V3 on
+    1,024 GPUs and Kimi K2 were -13.8% and -25.3% before each local batch paid its own pipeline
+    fill and drain (4 and 2 local batches a step; ``Stack.pipeline_schedule_per_local_batch``)."""
     errors = [abs(_error(p)) for p in automodel]
-    assert sum(errors) / len(errors) <= 0.16
-    assert max(errors) <= 0.26
+    assert sum(errors) / len(errors) <= 0.14
+    assert max(errors) <= 0.22
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Kimi K2 -25.3% (step time, too fast; gpt-oss-20b -19.1%): no sourced mechanism yet",
-)
 def test_automodel_moe_rows_within_the_moe_bound(automodel: list[CasePrediction]) -> None:
     assert all(abs(_error(p)) <= MOE_BOUND for p in automodel if p.case.model.is_moe)
 

@@ -818,6 +818,17 @@ class Stack:
     """The stack runs an interleaved (virtual-stage) pipeline schedule (vpp > 1): Megatron-LM
     since 2021 (Narayanan et al. SC'21), torchtitan; not DeepSpeed's pipeline engine (one
     stage per rank, ``TrainSchedule``), nanotron or DualPipe."""
+    pipeline_schedule_per_local_batch: bool = False
+    """The stack runs gradient accumulation outside the pipeline schedule: each of a step's
+    global_batch / (dp x local_batch) forward-backward calls (a plan's ``local_batch``) is a
+    whole schedule of local_batch / micro_batch micro-batches, with its own fill and drain, so
+    the bubble comes once per call. torch.distributed.pipelining stacks: torchtitan's
+    ``Trainer.train_step`` loops over ``gradient_accumulation_steps`` and each
+    ``forward_backward_step`` calls ``pp_schedule.step``; NeMo AutoModel's benchmark recipe
+    (nemo_automodel/recipes/llm/benchmark.py ``run_benchmark``) loops over ``ga_steps =
+    global_batch_size // (local_batch_size x dp_size)`` the same way. False: one schedule
+    over all of the step's micro-batches (Megatron's ``get_forward_backward_func``,
+    DeepSpeed's ``PipelineEngine.train_batch``)."""
     sequence_parallel_support: bool = True
     """The stack shards the norms' and dropouts' activations over the TP group (Megatron's
     sequence parallelism, Korthikanti et al. 2022): Megatron-LM from 2022 (v3.0) and every

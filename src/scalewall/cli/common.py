@@ -141,6 +141,14 @@ OffloadLayersOpt = Annotated[
     ),
 ]
 MicroBatchOpt = Annotated[int, typer.Option(help="Sequences per micro-batch.")]
+LocalBatchOpt = Annotated[
+    int,
+    typer.Option(
+        help="Sequences per replica in one forward-backward call (torchtitan's and NeMo "
+        "AutoModel's local_batch_size: a pipeline schedule per call; 0: the whole "
+        "per-replica batch in one)."
+    ),
+]
 GlobalBatchOpt = Annotated[
     int | None,
     typer.Option(help=f"Sequences per step (default {PLAN_DEFAULTS.global_batch})."),
@@ -298,6 +306,7 @@ __all__ = [
     "GpusOpt",
     "JsonOpt",
     "LastStageLayersOpt",
+    "LocalBatchOpt",
     "MicroBatchOpt",
     "ModelOpt",
     "OffloadLayersOpt",

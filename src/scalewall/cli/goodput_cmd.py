@@ -29,6 +29,7 @@ from scalewall.cli.common import (
     GpusOpt,
     JsonOpt,
     LastStageLayersOpt,
+    LocalBatchOpt,
     MicroBatchOpt,
     ModelOpt,
     OffloadLayersOpt,
@@ -149,6 +150,7 @@ def goodput_command(
     last_stage_layers: LastStageLayersOpt = None,
     offload_layers: OffloadLayersOpt = None,
     micro_batch: MicroBatchOpt = PLAN_DEFAULTS.micro_batch,
+    local_batch: LocalBatchOpt = PLAN_DEFAULTS.local_batch,
     global_batch: Annotated[
         int | None,
         typer.Option(
@@ -215,6 +217,7 @@ def goodput_command(
         offload_layers=offload_layers,
         vpp=vpp,
         micro_batch=micro_batch,
+        local_batch=local_batch,
         recompute=recompute,
         zero=zero,
         sequence_parallel=sequence_parallel,

@@ -59,6 +59,9 @@ class PlanBatch:
     vpp: FloatArray
     micro_batch: FloatArray
     global_batch: FloatArray
+    local_batch: FloatArray
+    """Sequences per replica in one forward-backward call (``ParallelPlan.local_batch``; 0: the
+    whole per-replica batch)."""
     seq_len: FloatArray
     recompute: FloatArray
     """Code of the recompute mode (``RECOMPUTE``)."""
@@ -95,6 +98,7 @@ class PlanBatch:
             vpp=col([p.vpp for p in plans]),
             micro_batch=col([p.micro_batch for p in plans]),
             global_batch=col([p.global_batch for p in plans]),
+            local_batch=col([p.local_batch for p in plans]),
             seq_len=col([p.seq_len for p in plans]),
             recompute=col([RECOMPUTE_MODES.index(p.recompute) for p in plans]),
             zero=col([p.zero for p in plans]),
@@ -129,6 +133,7 @@ class PlanBatch:
             vpp=i("vpp"),
             micro_batch=i("micro_batch"),
             global_batch=i("global_batch"),
+            local_batch=i("local_batch"),
             seq_len=i("seq_len"),
             recompute=RECOMPUTE_MODES[i("recompute")],
             zero=i("zero"),

@@ -10,6 +10,10 @@ taking ``t_max`` per micro-batch and all stages together ``t_sum``:
 - ``dualpipe`` (DeepSeek-V3 report Sec. 3.2.1, Table 2) runs micro-batches from both ends,
   bubble (pp/2 - 1)(F&B + B - 3W) instead of 1F1B's (pp - 1)(F + B): about (pp/2 - 1)/(pp - 1)
   of it.
+
+A stack that accumulates gradients outside the schedule (torch.distributed.pipelining's
+torchtitan and NeMo AutoModel) runs one schedule per local batch, and pays the fill and drain
+that many times a step (``schedule_runs``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,21 @@ def bubble_s(
     if stack.dualpipe:
         bubble = bubble * np.maximum(pp / 2.0 - 1.0, 0.0) / np.maximum(pp - 1.0, 1.0)
     return bubble
+
+
+def schedule_runs(p: PlanBatch, stack: Stack) -> FloatArray:
+    """Pipeline schedules a step runs, each with its own fill and drain: global_batch / (dp x
+    local_batch) where the stack accumulates gradients outside the schedule
+    (``Stack.pipeline_schedule_per_local_batch``) and the plan states a ``local_batch``; else 1
+    (every micro-batch of the step in one schedule)."""
+    one = np.ones_like(p.pp)
+    if not stack.pipeline_schedule_per_local_batch:
+        return one
+    per_replica = p.global_batch / p.dp
+    runs: FloatArray = np.where(
+        p.local_batch > 0, per_replica / np.maximum(p.local_batch, 1.0), one
+    )
+    return runs
 
 
 def p2p_s(
@@ -88,4 +107,4 @@ def tied_embedding_sync_s(
     return result
 
 
-__all__ = ["bubble_s", "p2p_s", "tied_embedding_sync_s"]
+__all__ = ["bubble_s", "p2p_s", "schedule_runs", "tied_embedding_sync_s"]

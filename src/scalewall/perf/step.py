@@ -146,6 +146,7 @@ def step_model(
     t_max = np.maximum(np.maximum(t_first, t_middle), t_last)
     t_sum = t_first + np.maximum(p.pp - 2.0, 0.0) * t_middle + t_last
     bubble = pipeline.bubble_s(stack, p.pp, p.vpp, t_sum, t_max)
+    bubble = bubble * pipeline.schedule_runs(p, stack)
 
     pp_comm = pipeline.p2p_s(model, cluster, p, eff, stack, micro_batches)
     pp_comm = pp_comm + pipeline.tied_embedding_sync_s(model, cluster, p, eff, stack)

@@ -61,6 +61,8 @@ class PlanDefaults:
     offload_layers: int = 0
     """0: every layer's activations stay in HBM."""
     micro_batch: int = 1
+    local_batch: int = 0
+    """0: the whole per-replica batch in one forward-backward call (one pipeline schedule)."""
     global_batch: int = 512
     """Sequences per step: 512 x 8,192 = 4M tokens, the order of published pre-training
     batches (Llama 3 starts at 4M tokens; arXiv 2407.21783, Sec. 3.4.1)."""

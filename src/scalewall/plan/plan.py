@@ -46,6 +46,12 @@ class ParallelPlan:
     """Sequences per micro-batch per replica."""
     global_batch: int = 1
     """Sequences per optimizer step over all replicas."""
+    local_batch: int = 0
+    """Sequences per replica in one forward-backward call (torchtitan's and NeMo AutoModel's
+    ``local_batch_size``): the step runs global_batch / (dp x local_batch) such calls,
+    gradient accumulation outside the pipeline schedule where the stack runs it so
+    (``Stack.pipeline_schedule_per_local_batch``). 0: the whole per-replica batch
+    global_batch / dp in one call, as Megatron and DeepSpeed always run it."""
     seq_len: int = 2048
     recompute: str = "selective"
     """``none``, ``selective`` (attention core only, Korthikanti et al.) or ``full``."""
@@ -286,6 +292,17 @@ def validate(model: ModelSpec, plan: ParallelPlan, num_gpus: int | None = None) 
             plan.micro_batch,
             f"must divide the per-replica batch "
             f"global_batch/dp = {per_replica:g} (a whole number of sequences)",
+        )
+    if plan.local_batch and (
+        plan.local_batch < 0
+        or int(per_replica) % plan.local_batch
+        or plan.local_batch % plan.micro_batch
+    ):
+        raise SpecError(
+            "local_batch",
+            plan.local_batch,
+            f"0 or a multiple of micro_batch {plan.micro_batch} that divides the per-replica "
+            f"batch global_batch/dp = {per_replica:g}",
         )
     if plan.recompute not in RECOMPUTE_MODES:
         raise SpecError("recompute", plan.recompute, f"one of {', '.join(RECOMPUTE_MODES)}")

@@ -350,6 +350,7 @@ def enumerate_plans(
         ep=ep,
         etp=etp,
         global_batch=np.full(n, float(global_batch)),
+        local_batch=np.zeros(n),
         seq_len=np.full(n, float(seq_len)),
         offload_layers=np.zeros(n),
     )

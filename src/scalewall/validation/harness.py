@@ -208,6 +208,7 @@ def _options(case: Case, layout: Mapping[str, int] | None = None) -> dict[str, l
     opts["global_batch"] = [gb] if gb else [dp * pp * k for k in PER_REPLICA_BATCH_MULTIPLES]
     mb = training.get("micro_batch")
     opts["micro_batch"] = [mb] if mb else list(MICRO_BATCH_CANDIDATES)
+    opts["local_batch"] = [training.get("local_batch") or 0]
     splits = _stage_splits(case, pp)
     fulls = set()
     for first, last in splits:

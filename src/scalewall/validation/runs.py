@@ -67,7 +67,7 @@ MEMORY_PARTS = ("weights_grads_optimizer", "activations")
 TFLOPS_CONVENTIONS = ("model", "hardware")
 INT_FIELDS = {
     "model": ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab"),
-    "training": ("seq_len", "global_batch", "micro_batch"),
+    "training": ("seq_len", "global_batch", "micro_batch", "local_batch"),
     "plan": (
         "tp",
         "pp",
@@ -86,7 +86,7 @@ INT_FIELDS = {
 """Integer fields of a case's sections (null where the source did not publish them)."""
 POSITIVE_FIELDS = {
     "model": ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab"),
-    "training": ("seq_len", "global_batch", "micro_batch"),
+    "training": ("seq_len", "global_batch", "micro_batch", "local_batch"),
     "plan": ("tp", "pp", "dp", "cp", "ep", "etp", "vpp"),
     "hardware": (
         "gpus",

@@ -71,6 +71,7 @@ class PlanFields(Body):
     last_stage_layers: Count = PLAN_DEFAULTS.last_stage_layers
     offload_layers: Count = PLAN_DEFAULTS.offload_layers
     micro_batch: Positive = PLAN_DEFAULTS.micro_batch
+    local_batch: Count = PLAN_DEFAULTS.local_batch
     global_batch: Positive | None = None
     global_batch_tokens: Positive | None = None
     seq_len: Positive = PLAN_DEFAULTS.seq_len
