@@ -368,7 +368,7 @@ class CommEfficiency:
     flows per path over U paths the busiest path carries about 1 + sqrt(2 ln U / k) times the
     mean (Raab and Steger 1998, balls into bins, m >> n). Set by: NCCL's channels and queue pairs
     per connection, not fitted."""
-    expert_alltoall_bw_efficiency: float = 0.78
+    expert_alltoall_bw_efficiency: float = 0.80
     """Achieved fraction of a tier's collective bandwidth for the MoE dispatch/combine all-to-all
     inside a training step. DeepEP's kernels alone reach 153-158 GB/s NVLink of the 160 GB/s
     the DeepSeek-V3 report measures on H800 and 43-58 GB/s RDMA per 50 GB/s NIC
@@ -379,7 +379,26 @@ class CommEfficiency:
     rows on H100, B200, GB200 and GB300; 0.1 moves those by up to 7%); 0.73 +- 0.04 there
     (0.72 refitted once a ``flex`` dispatcher's scale-up traffic counts a token once per
     destination rank, ``collectives.distinct_ranks``); 0.78 +- 0.05 once the dispatcher's
-    fixed time per routed row (``expert_dispatch_copy_s``) is fitted with it, the default."""
+    fixed time per routed row (``expert_dispatch_copy_s``) is fitted with it; 0.80 +- 0.05 at
+    8 ranks of a domain once wider groups in one domain lose bandwidth
+    (``expert_alltoall_peer_exponent``), the default."""
+    expert_alltoall_peer_exponent: float = 0.115
+    """How an expert dispatch's bandwidth inside one scale-up domain falls with the ranks it
+    spans there past ``expert_alltoall_reference_peers``: by (n / reference)^-exponent. More
+    peers mean smaller messages per peer and more concurrent flows through the switches.
+    NVIDIA's HybridEP kernels on a GB200 NVL72 (deepseek-ai/DeepEP ``Hybrid-EP_Implementation.md``,
+    GB200 table, Torch API, 32 SMs, 4,096 tokens of hidden 7,168, top-8) reach 545.7, 523.5,
+    507.3, 484.2 and 479.0 GB/s dispatching BF16 and 568.9, 521.6, 483.8, 464.5 and 447.9 GB/s
+    combining over 8, 16, 24, 32 and 36 ranks: their mean falls to 0.94, 0.89, 0.85 and 0.83 of
+    the 8-rank figure, and a least-squares power law through the 8-rank point gives 0.115
+    (0.92, 0.88, 0.85, 0.84). NCCL's all-to-all falls faster below 8 GPUs (rapidsai/rapidsmpf
+    issue 590: 629, 446, 383 GB/s over 2, 4, 8 B200, the catalog's 8-GPU figure); no NCCL figure
+    past 8 GPUs in one domain was found, so both dispatchers take the HybridEP law. Nothing
+    changes in 8-GPU nodes. Set by: the HybridEP rank sweep, not fitted."""
+    expert_alltoall_reference_peers: float = 8.0
+    """Ranks of one scale-up domain at which the dispatch bandwidths (the catalog's all-to-all
+    figures, ``expert_alltoall_bw_efficiency``) are taken: 8, the GPUs of the measurements.
+    Set by: the measurements' 8-GPU setups."""
     expert_dispatch_copy_s: float = 5e-9
     """Fixed time per token copy an expert-parallel dispatch (or combine) moves, beside its
     bytes: the work of one routed row that does not grow with its width (the routing-map and
@@ -395,7 +414,8 @@ class CommEfficiency:
     Megatron-Bridge MoE rows of the frontier file and the performance tables, whose models
     span hidden 2048 (Qwen3-30B-A3B) to 7168 (DeepSeek-V3) on the same hardware; 5.1e-9 +-
     1.5e-9 s with a flat prior (the fit then takes ``expert_alltoall_bw_efficiency`` to 0.78),
-    the default 5e-9 s. Held out of that fit, the other MoE files (gpt-oss, the MoE ModelZoo,
+    4.7e-9 +- 1.4e-9 s with the peer law of ``expert_alltoall_peer_exponent``; the default
+    5e-9 s. Held out of that fit, the other MoE files (gpt-oss, the MoE ModelZoo,
     NeMo AutoModel, Nemotron 3, Qwen3-Next) came to 13.4% MAPE with it against 16.2%
     without (39 and 32 of their 47 rows within 20%), before the SSD rate per SM."""
 

@@ -243,6 +243,16 @@ def _consecutive_ranks(experts: int, k: int, n: int) -> float:
     return sum(spans) / len(spans)
 
 
+def alltoall_peer_factor(peers: FloatArray, eff: Efficiency) -> FloatArray:
+    """Share of its reference bandwidth an expert dispatch keeps when it spans ``peers`` ranks
+    of one scale-up domain: (peers / reference)^-exponent past the reference, 1 up to it
+    (``CommEfficiency.expert_alltoall_peer_exponent``, from HybridEP's rank sweep on GB200)."""
+    reference = eff.comm.expert_alltoall_reference_peers
+    wider = np.maximum(np.asarray(peers, dtype=np.float64), reference) / reference
+    result: FloatArray = wider ** (-eff.comm.expert_alltoall_peer_exponent)
+    return result
+
+
 def expert_alltoall_time_s(
     cluster: Cluster,
     eff: Efficiency,
@@ -280,6 +290,10 @@ def expert_alltoall_time_s(
     ``is_token_in_rank``; the combine reduces a rank's copies before returning them): over
     the scale-up fabric it moves the distinct ranks holding a token's experts,
     ``distinct_ranks`` of them, instead of k copies.
+
+    Over the scale-up tier the bandwidth falls with the group's ranks in one domain past the
+    measurements' 8 (``alltoall_peer_factor``): 64-way expert parallelism inside an NVL72 gets
+    0.79 of the 8-way rate.
     """
     total = np.where(n > 1, eff.comm.collective_launch_s, 0.0)
     slowest = np.zeros_like(np.asarray(token_bytes, dtype=np.float64))
@@ -309,7 +323,9 @@ def expert_alltoall_time_s(
         # DeepEP / HybridEP forward over the scale-up fabric with their own kernels; the
         # all-to-all dispatcher's grouped sends and receives reach what NCCL's all-to-all does.
         reach = _bandwidth(tier, eff) if per_domain else _alltoall_bandwidth(tier, eff)
-        bandwidth = reach * eff.comm.expert_alltoall_bw_efficiency
+        # Over the scale-up tier, wider groups in one domain lose bandwidth past the reference.
+        peers = alltoall_peer_factor(inside, eff) if index == 0 else np.ones_like(inside)
+        bandwidth = reach * eff.comm.expert_alltoall_bw_efficiency * peers
         time = crossing * token_bytes / bandwidth + np.where(
             f > 1, (f - 1.0) * _step_latency(tier, eff), 0.0
         )

@@ -212,3 +212,31 @@ def test_nccl_all_to_all_on_nvlink_5_runs_at_its_measured_bus_bandwidth() -> Non
     assert h100.tiers[0].alltoall_bytes_per_s_per_gpu == 0.0
     ring = dispatch("h100-sxm-80gb", False) - launch
     assert ring == pytest.approx(crossing / (450e9 * 0.8), rel=1e-9)
+
+
+def test_wider_expert_groups_in_one_domain_lose_dispatch_bandwidth() -> None:
+    # HybridEP on a GB200 NVL72 (deepseek-ai/DeepEP Hybrid-EP_Implementation.md, Torch API,
+    # 32 SMs): the mean of BF16 dispatch and combine over 16, 24, 32, 36 ranks is 0.94, 0.89,
+    # 0.85, 0.83 of the 8-rank figure. The law keeps 8-GPU nodes unchanged.
+    from scalewall.cluster import resolve_cluster
+
+    eff = Efficiency()
+    measured = {16: 0.938, 24: 0.889, 32: 0.851, 36: 0.832}
+    for ranks, share in measured.items():
+        factor = float(coll.alltoall_peer_factor(np.array([float(ranks)]), eff)[0])
+        assert factor == pytest.approx(share, abs=0.02)
+    assert np.all(coll.alltoall_peer_factor(np.array([2.0, 4.0, 8.0]), eff) == 1.0)
+
+    # One rank's dispatch of the same bytes inside one NVL72: 64-way takes longer per crossing
+    # byte than 8-way by the law, beyond the larger share of its peers that are remote.
+    cluster = resolve_cluster(gpu="gb200", gpus=64)
+    one = np.array([1.0])
+    token_bytes = np.array([1e9])
+
+    def per_byte(n: float) -> float:
+        time = coll.expert_alltoall_time_s(cluster, eff, n * one, one, token_bytes, 4.0, 0)[0]
+        launch = eff.comm.collective_launch_s + (n - 1.0) * eff.comm.ring_step_latency_scale_up_s
+        return float(time - launch) / (4.0 * (n - 1.0) / n * 1e9)
+
+    ratio = per_byte(64.0) / per_byte(8.0)
+    assert ratio == pytest.approx(8.0**eff.comm.expert_alltoall_peer_exponent, rel=1e-9)
