@@ -23,9 +23,9 @@ def _fields(plan: ParallelPlan | Mapping[str, Any]) -> dict[str, Any]:
 def format_plan(plan: ParallelPlan | Mapping[str, Any], *, short: bool = False) -> str:
     """The plan as one line: tp, pp, vpp, dp, cp (with its mode), ep, etp, micro-batch,
     recompute, ZeRO stage and precision, plus sequence parallelism when off (tp > 1), and the
-    first and last stage layers and the offloaded layers when set. ``short`` (for tables)
-    drops the widths equal to 1 other than tp, pp and dp; ep (when > 1) and the precision are
-    in both forms."""
+    first and last stage layers, the offloaded layers and the local batch when set. ``short``
+    (for tables) drops the widths equal to 1 other than tp, pp and dp; ep (when > 1) and the
+    precision are in both forms."""
     f = _fields(plan)
     cp = int(f["cp"])
     if short:
@@ -50,6 +50,9 @@ def format_plan(plan: ParallelPlan | Mapping[str, Any], *, short: bool = False) 
     offload = int(f.get("offload_layers") or 0)
     if offload:
         words.append(f"{'off' if short else 'offload='}{offload}")
+    local = int(f.get("local_batch") or 0)
+    if local:
+        words.append(f"{'lb' if short else 'local_batch='}{local}")
     words.append(str(f["precision"]))
     return " ".join(words)
 
