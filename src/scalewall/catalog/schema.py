@@ -302,10 +302,16 @@ class ModelSpec:
                 f"must divide the {self.heads} heads (grouped-query attention)",
                 where=where,
             )
-        if self.activation not in MODEL_ACTIVATIONS:
+        activation = canonical_activation(self.activation)
+        if activation is None:
             raise SpecError(
-                "activation", self.activation, f"one of {', '.join(MODEL_ACTIVATIONS)}", where=where
+                "activation",
+                self.activation,
+                f"one of {', '.join(MODEL_ACTIVATIONS)} or a spelling of one "
+                f"({', '.join(ACTIVATION_SPELLINGS)})",
+                where=where,
             )
+        object.__setattr__(self, "activation", activation)
         if self.routed_experts and not (0 < self.top_k <= self.routed_experts):
             raise SpecError(
                 "top_k",
@@ -475,6 +481,39 @@ experts."""
 
 MODEL_ACTIVATIONS = ("gelu", "swiglu", "relu")
 """``ModelSpec.activation`` values: ``swiglu`` has three FFN matrices, the others two."""
+
+ACTIVATION_SPELLINGS = {
+    "swiglu": "swiglu",
+    "silu": "swiglu",
+    "swish": "swiglu",
+    "geglu": "swiglu",
+    "reglu": "swiglu",
+    "gated-gelu": "swiglu",
+    "gated-silu": "swiglu",
+    "gelu": "gelu",
+    "gelu-new": "gelu",
+    "gelu-fast": "gelu",
+    "gelu-tanh": "gelu",
+    "gelu-pytorch-tanh": "gelu",
+    "quick-gelu": "gelu",
+    "relu": "relu",
+    "relu2": "relu",
+    "squared-relu": "relu",
+    "relu-squared": "relu",
+    "sq-relu": "relu",
+}
+"""How sources name an FFN's activation -> its ``ModelSpec.activation`` class. Gated units
+(SwiGLU, GeGLU, ReGLU; ``silu`` as Llama-style configs name their gated MLP) have a gate, an up
+and a down matrix; GeLU and ReLU variants, squared ReLU included (Nemotron-4, Primer's
+``relu2``), have an up and a down matrix. Matching ignores case, ``_`` and spaces."""
+
+
+def canonical_activation(name: str) -> str | None:
+    """``ModelSpec.activation`` for a spelling of an FFN activation, or None if unknown."""
+    key = "-".join(str(name).strip().lower().replace("_", " ").split())
+    return ACTIVATION_SPELLINGS.get(key)
+
+
 _MODEL_POSITIVE = (
     "layers",
     "hidden",

@@ -20,6 +20,7 @@ from scalewall.catalog.schema import (
     Link,
     ModelSpec,
     System,
+    canonical_activation,
 )
 from scalewall.cluster import default_system
 from scalewall.errors import ScalewallError, SpecError
@@ -439,7 +440,8 @@ def _model(case_id: str, data: dict[str, Any], tp: int, base: Path | None = None
     multiple = VOCAB_PAD_MULTIPLE * tp
     vocab = -(-vocab // multiple) * multiple
     moe = data.get("moe") or {}
-    gpt = (data.get("activation") or "gelu") == "gelu"
+    activation = data.get("activation") or "gelu"
+    gpt = canonical_activation(activation) == "gelu"
     extra = {k: data[k] for k in MODEL_EXTRA_FIELDS if data.get(k) is not None}
     extra.update({k: moe[k] for k in MOE_EXTRA_FIELDS if moe.get(k) is not None})
     defaults: dict[str, Any] = {
@@ -456,9 +458,9 @@ def _model(case_id: str, data: dict[str, Any], tp: int, base: Path | None = None
         heads=data["heads"],
         kv_heads=data.get("kv_heads") or data["heads"],
         ffn_hidden=data.get("ffn_hidden")
-        or default_ffn_hidden(data["hidden"], data.get("activation") or "gelu"),
+        or default_ffn_hidden(data["hidden"], canonical_activation(activation) or activation),
         vocab=vocab,
-        activation=data.get("activation") or "gelu",
+        activation=activation,
         source="validation case",
         params_published=float(data.get("params") or 0.0),
         routed_experts=moe.get("routed_experts") or 0,

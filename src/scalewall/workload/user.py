@@ -8,7 +8,7 @@ from typing import Any
 
 from scalewall import catalog
 from scalewall.catalog.loader import build
-from scalewall.catalog.schema import ModelSpec
+from scalewall.catalog.schema import ModelSpec, canonical_activation
 from scalewall.errors import ScalewallError, SpecError
 
 INLINE_PREFIX = "custom:"
@@ -379,14 +379,15 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         layers = len(pattern)
     else:
         pattern = _hybrid_pattern(cfg, layers, where) if hybrid else ""
+    named = _ACTIVATIONS.get(act) or canonical_activation(act)
     if hybrid:
-        activation: str | None = _ACTIVATIONS.get(act)
+        activation: str | None = named
     elif model_type in GATED_MLP_TYPES:
         activation = "swiglu"
     elif model_type in UNGATED_MLP_TYPES:
-        activation = "relu" if act == "relu" else "gelu"
+        activation = "relu" if named == "relu" else "gelu"
     else:
-        activation = _ACTIVATIONS.get(act)
+        activation = named
     if activation is None:
         raise SpecError("hidden_act", act, f"one of {', '.join(_ACTIVATIONS)}", where=where)
     if cfg.get("expansion_ratio") is not None:  # MPT
