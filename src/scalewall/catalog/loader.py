@@ -224,12 +224,14 @@ def _accelerator_names() -> dict[str, str]:
 NAME_NOISE = frozenset(
     {
         "nvidia", "amd", "tesla", "huawei", "instinct", "gpu", "gpus", "accelerator",
-        "superchip", "hbm3", "hbm3e", "nvl72", "nvl36", "nvl4", "dgx", "hgx",
+        "superchip", "hbm3", "hbm3e", "nvl72", "nvl36", "nvl4", "dgx", "hgx", "tensor",
+        "core",
     }
 )  # fmt: skip
 """Words a user's or a source's accelerator name carries beside the part's own name: vendor
 and family names, the memory technology where the catalog tells parts apart by capacity
-instead (``hbm2e`` is kept: it names the 96 GB H100), the rack an NVL72 part sits in and the
+instead (``hbm2e`` is kept: it names the 96 GB H100), NVIDIA's product line (``A100 Tensor
+Core GPU``), the rack an NVL72 part sits in and the
 server it is named by (``DGX B200``, ``HGX H100``). A form factor that changes the part
 (``pcie``, ``nvl`` for the H100 NVL) is kept."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from scalewall.catalog.schema import Accelerator, ModelSpec, Stack
@@ -21,6 +22,66 @@ FP4_PRECISIONS = ("nvfp4",)
 QUANTIZED_PRECISIONS = FP8_PRECISIONS + FP4_PRECISIONS
 """Precisions whose linear layers quantize their operands (FP8 or FP4 recipes)."""
 CP_MODES = ("ring", "a2a")
+
+PRECISION_SPELLINGS = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "fp8-delayed": "fp8",
+    "fp8-delayed-scaling": "fp8",
+    "fp8-current": "fp8",
+    "fp8-current-scaling": "fp8",
+    "fp8-cs": "fp8",
+    "fp8-ds": "fp8",
+    "fp8-per-tensor": "fp8",
+    "fp8-tensorwise": "fp8",
+    "fp8-hybrid": "fp8",
+    "fp8-blockwise": "fp8-block",
+    "fp8-block-scaling": "fp8-block",
+    "fp8-mx": "mxfp8",
+    "fp4": "nvfp4",
+    "fp8-nvfp4": "nvfp4",
+}
+"""How sources write a training precision -> ``PRECISIONS``. Matching ignores case, ``_``,
+spaces and a trailing ``mixed``, ``mixed precision`` or ``amp`` (``bf16-mixed``, ``FP16 mixed
+precision``): the precision names the GEMMs' dtype, and every recipe here keeps FP32 master
+weights or accumulators. Transformer Engine's delayed and current scaling (``hybrid``: E4M3
+forward, E5M2 backward) are both per-tensor scales, ``fp8``."""
+
+RECOMPUTE_SPELLINGS = {
+    "full": "full",
+    "uniform": "full",
+    "block": "full",
+    "activation-checkpointing": "full",
+    "checkpoint-activations": "full",
+    "gradient-checkpointing": "full",
+    "selective": "selective",
+    "none": "none",
+    "no": "none",
+    "off": "none",
+}
+"""How sources write activation recompute -> ``RECOMPUTE_MODES``: Megatron's
+``--recompute-method uniform`` and ``block`` (with ``--recompute-granularity full``), its older
+``--checkpoint-activations`` and Hugging Face's gradient checkpointing rebuild whole layers."""
+
+
+def _spelling_key(text: str) -> str:
+    return "-".join(re.sub(r"[_(),/]", " ", str(text)).strip().lower().split())
+
+
+def canonical_precision(text: str) -> str | None:
+    """``PRECISIONS`` entry for a spelling of a training precision, or None if unknown."""
+    key = _spelling_key(text)
+    for tail in ("-mixed-precision", "-mixed", "-amp"):
+        key = key.removesuffix(tail)
+    if key in PRECISIONS:
+        return key
+    return PRECISION_SPELLINGS.get(key)
+
+
+def canonical_recompute(text: str) -> str | None:
+    """``RECOMPUTE_MODES`` entry for a spelling of a recompute mode, or None if unknown."""
+    return RECOMPUTE_SPELLINGS.get(_spelling_key(text))
 
 
 @dataclass(frozen=True, kw_only=True)

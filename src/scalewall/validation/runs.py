@@ -25,6 +25,7 @@ from scalewall.catalog.schema import (
 from scalewall.cluster import default_system
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Stack
+from scalewall.plan.plan import canonical_precision, canonical_recompute
 from scalewall.plan.topology import Cluster, make_cluster_from_parts
 from scalewall.stack import resolve_stack
 from scalewall.units import gbps_to_bytes_per_s
@@ -100,6 +101,8 @@ POSITIVE_FIELDS = {
 }
 """Fields that, where given, are positive numbers (a zero or negative width, count or rate is
 an input error, not a run)."""
+BOOL_FIELDS = ("sequence_parallel", "distributed_optimizer")
+"""Plan fields that are true, false or null."""
 TRANSPORTS = ("infiniband", "roce", "omni-path")
 """``hardware.transport`` values; ``transport_kind`` reads the spellings sources use."""
 _FABRIC_GENERATION = re.compile(r"\b(ib|[hnex]dr)\b")
@@ -610,6 +613,7 @@ def _read_file(path: Path) -> RunsFile:
         label = str(raw.get("id") or f"#{index}") if isinstance(raw, dict) else f"#{index}"
         try:
             _check_case(raw, {c.id for c in cases})
+            raw = _canonical_spellings(raw)
             plan = raw["plan"]
             cases.append(
                 Case(
@@ -698,10 +702,51 @@ def _check_case(raw: Any, seen: set[str]) -> None:
     over = raw["hardware"].get("oversubscription_above_pod")
     if over is not None and not (_is_number(over) and over >= 1):
         raise SpecError("hardware.oversubscription_above_pod", over, "a number >= 1 or null")
+    for name in BOOL_FIELDS:
+        value = raw["plan"].get(name)
+        if value is not None and not isinstance(value, bool):
+            raise SpecError(f"plan.{name}", value, "true, false or null")
     layout = raw["plan"].get("pipeline_layout")
     if layout is not None and not (isinstance(layout, list) and all(map(_is_int, layout))):
         raise SpecError("plan.pipeline_layout", layout, "a list of layers per stage, or null")
     _check_published(raw["published"])
+
+
+FP8_RECIPE_SPELLINGS = {
+    "per-tensor": "per-tensor",
+    "tensorwise": "per-tensor",
+    "delayed": "per-tensor",
+    "delayed-scaling": "per-tensor",
+    "current": "per-tensor",
+    "current-scaling": "per-tensor",
+    "blockwise": "blockwise",
+    "block": "blockwise",
+    "block-scaling": "blockwise",
+    "mxfp8": "mxfp8",
+    "mx": "mxfp8",
+    "nvfp4": "nvfp4",
+}
+"""How sources name an FP8 recipe -> ``training.fp8_recipe``: Transformer Engine's delayed and
+current scaling (``DelayedScaling``, ``Float8CurrentScaling``) and torchao's tensorwise scaling
+scale per tensor; DeepSeek-V3's 1 x 128 / 128 x 128 tiles and TE's ``Float8BlockScaling`` per
+block."""
+
+
+def _canonical_spellings(raw: dict[str, Any]) -> dict[str, Any]:
+    """The case with ``training.precision``, ``training.fp8_recipe`` and ``plan.recompute``
+    written as the format names them (``BF16``, ``bf16-mixed``, ``FP8 delayed``, ``uniform``
+    read as ``bf16``, ``bf16``, ``fp8``, ``full``); a spelling none matches is left for the
+    harness to refuse, naming the valid values."""
+    training, plan = dict(raw["training"]), dict(raw["plan"])
+    if isinstance(training.get("precision"), str):
+        training["precision"] = canonical_precision(training["precision"]) or training["precision"]
+    recipe = training.get("fp8_recipe")
+    if isinstance(recipe, str):
+        key = "-".join(recipe.strip().lower().replace("_", " ").split())
+        training["fp8_recipe"] = FP8_RECIPE_SPELLINGS.get(key.removeprefix("fp8-"), recipe)
+    if isinstance(plan.get("recompute"), str):
+        plan["recompute"] = canonical_recompute(plan["recompute"]) or plan["recompute"]
+    return raw | {"training": training, "plan": plan}
 
 
 def _check_published(published: dict[str, Any]) -> None:
