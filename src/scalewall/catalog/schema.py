@@ -295,6 +295,12 @@ class ModelSpec:
             _check_count(name, getattr(self, name), 1, where)
         for name in _MODEL_NON_NEGATIVE:
             _check_count(name, getattr(self, name), 0, where)
+        if not self.head_dim and self.heads > self.hidden:
+            raise SpecError(
+                "heads", self.heads, f"at most the hidden width {self.hidden}", where=where
+            )
+        if self.layers > MAX_MODEL_LAYERS:
+            raise SpecError("layers", self.layers, f"at most {MAX_MODEL_LAYERS}", where=where)
         if self.kv_heads > self.heads or self.heads % self.kv_heads:
             raise SpecError(
                 "kv_heads",
@@ -514,6 +520,9 @@ def canonical_activation(name: str) -> str | None:
     return ACTIVATION_SPELLINGS.get(key)
 
 
+MAX_MODEL_LAYERS = 10_000
+"""Most decoder layers a model may have: a bound on input, far above any published model
+(hundreds), that keeps per-layer tables (layer patterns, pipeline splits) small."""
 _MODEL_POSITIVE = (
     "layers",
     "hidden",

@@ -273,6 +273,8 @@ def default_stage_split(layers: int, pp: int) -> tuple[int, int]:
     vpp: interleaving deals each stage's units out over its vpp chunks, evenly where
     ``pp x vpp`` divides them and a layer apart (a layout) where it does not. Raises SpecError
     when a stage would be left without a layer."""
+    if pp > layers:
+        raise SpecError("pp", pp, f"at most the model's {layers} layers, a layer per stage")
     rule = rule_stage_split(layers, pp)
     if rule == (0, 0):
         return rule
@@ -292,7 +294,7 @@ def default_stage_split(layers: int, pp: int) -> tuple[int, int]:
 
 
 def _positive(name: str, value: int) -> None:
-    if value < 1:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise SpecError(name, value, "must be a positive integer")
 
 

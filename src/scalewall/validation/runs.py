@@ -103,6 +103,20 @@ POSITIVE_FIELDS = {
 an input error, not a run)."""
 BOOL_FIELDS = ("sequence_parallel", "distributed_optimizer")
 """Plan fields that are true, false or null."""
+STRING_FIELDS = {
+    "model": ("catalog", "activation", "config_json"),
+    "training": ("precision", "fp8_recipe"),
+    "plan": ("recompute",),
+    "hardware": ("gpu",),
+}
+"""Fields that, where given, are text (an id, a name or a mode)."""
+NUMBER_FIELDS = {"model": ("params", "active_params")}
+"""Fields that, where given, are numbers."""
+MAX_GPUS = 10_000_000
+"""Most accelerators a case may state: a bound on input, a hundred times the largest clusters
+built (about 10^5)."""
+REQUIRED_FIELDS = {"training": ("seq_len",), "hardware": ("gpu", "gpus")}
+"""Fields a case must state (not null): nothing can be predicted without them."""
 TRANSPORTS = ("infiniband", "roce", "omni-path")
 """``hardware.transport`` values; ``transport_kind`` reads the spellings sources use."""
 _FABRIC_GENERATION = re.compile(r"\b(ib|[hnex]dr)\b")
@@ -431,7 +445,10 @@ def _model(case_id: str, data: dict[str, Any], tp: int, base: Path | None = None
     if data.get("catalog"):
         # ``mtp_layers`` (an extension key) states a run trained without, or with fewer,
         # multi-token-prediction modules than the catalog shape.
-        spec = catalog.model(data["catalog"])
+        try:
+            spec = catalog.model(data["catalog"])
+        except SpecError as exc:
+            raise SpecError("model.catalog", data["catalog"], exc.valid) from None
         if data.get("mtp_layers") is not None:
             spec = replace(spec, mtp_layers=int(data["mtp_layers"]))
         return spec
@@ -614,6 +631,10 @@ def _read_file(path: Path) -> RunsFile:
         try:
             _check_case(raw, {c.id for c in cases})
             raw = _canonical_spellings(raw)
+            try:
+                catalog.accelerator(raw["hardware"]["gpu"])
+            except SpecError as exc:
+                raise SpecError("hardware.gpu", raw["hardware"]["gpu"], exc.valid) from None
             plan = raw["plan"]
             cases.append(
                 Case(
@@ -699,9 +720,28 @@ def _check_case(raw: Any, seen: set[str]) -> None:
             value = raw[section].get(name)
             if value is not None and not (_is_number(value) and value > 0):
                 raise SpecError(f"{section}.{name}", value, "a positive number or null")
+    gpus = raw["hardware"].get("gpus")
+    if _is_int(gpus) and gpus > MAX_GPUS:
+        raise SpecError("hardware.gpus", gpus, f"at most {MAX_GPUS:,}")
     over = raw["hardware"].get("oversubscription_above_pod")
     if over is not None and not (_is_number(over) and over >= 1):
         raise SpecError("hardware.oversubscription_above_pod", over, "a number >= 1 or null")
+    for section, names in REQUIRED_FIELDS.items():
+        for name in names:
+            if name not in raw[section]:
+                raise KeyError(name)
+            if raw[section][name] is None:
+                raise SpecError(f"{section}.{name}", None, "required: the run's own value")
+    for section, names in STRING_FIELDS.items():
+        for name in names:
+            value = raw[section].get(name)
+            if value is not None and not isinstance(value, str):
+                raise SpecError(f"{section}.{name}", value, "a string or null")
+    for section, names in NUMBER_FIELDS.items():
+        for name in names:
+            value = raw[section].get(name)
+            if value is not None and not _is_number(value):
+                raise SpecError(f"{section}.{name}", value, "a number or null")
     for name in BOOL_FIELDS:
         value = raw["plan"].get(name)
         if value is not None and not isinstance(value, bool):
