@@ -667,8 +667,19 @@ class Stack:
     param_gather_bytes: float = 2.0
     """Bytes per parameter in the distributed-optimizer all-gather (bf16)."""
     grad_buckets: int = 8
-    """Gradient buckets per step when reductions overlap the backward pass; the last bucket's
-    reduction stays exposed (Megatron-Core default bucket 40M parameters)."""
+    """Gradient buckets per step, each reduced (and, with a sharded optimizer, its parameters
+    gathered) by its own collective call: every call pays the collective's latency, and when
+    reductions overlap the backward pass the last bucket's stays exposed. Used where
+    ``grad_bucket_params`` is 0; otherwise the buckets follow from the bucket size."""
+    grad_bucket_params: float = 0.0
+    """Fewest parameters a gradient bucket holds (0: ``grad_buckets`` buckets whatever the
+    model). Megatron-Core's DDP: 40,000,000."""
+    grad_bucket_params_per_dp_rank: float = 0.0
+    """Parameters a bucket holds per data-parallel rank (dp x cp) where that is more than
+    ``grad_bucket_params``: Megatron-Core's DDP sizes buckets at max(40,000,000, 1,000,000 x
+    dp) parameters so that large groups' collectives stay bandwidth-bound, not latency-bound
+    (``DistributedDataParallelConfig.bucket_size``). Each model chunk (virtual pipeline stage)
+    has its own buffer, split into buckets of its own."""
     zero1_grad_reduce: str = "reduce-scatter"
     """The gradient collective of a ZeRO-1 step (plan ``zero`` = 1), before each rank updates
     its shard and the parameters are all-gathered. ``reduce-scatter``: each rank receives only
@@ -989,6 +1000,8 @@ _STACK_POSITIVE = (
     "moe_combine_bytes",
 )
 _STACK_NON_NEGATIVE = (
+    "grad_bucket_params",
+    "grad_bucket_params_per_dp_rank",
     "elementwise_bytes_per_hidden",
     "elementwise_bytes_per_ffn",
     "loss_bytes_per_logit",

@@ -85,13 +85,18 @@ def dp_times(
     passes = fsdp_passes(p, stack, micro_batches) if any_per_layer else None
     grad = np.zeros_like(t_fwd)
     gather = np.zeros_like(t_fwd)
+    # The last bucket's share of each: what stays exposed past an overlapped backward.
+    grad_tail = np.zeros_like(t_fwd)
+    gather_tail = np.zeros_like(t_fwd)
     fsdp = np.zeros_like(t_fwd)
     # Bytes each rank sends (= receives) in the ring collectives, for their HBM traffic.
     grad_bytes = np.zeros_like(t_fwd)
     gather_bytes = np.zeros_like(t_fwd)
     for index, (group, stride, params) in enumerate(groups):
-        grads = params * stack.grad_reduce_bytes
-        values = params * stack.param_gather_bytes
+        # One collective per bucket: each moves its share of the bytes and pays the latency.
+        buckets = bucket_count(p, stack, params)
+        grads = params * stack.grad_reduce_bytes / buckets
+        values = params * stack.param_gather_bytes / buckets
         # Plain data parallelism (ZeRO 0) all-reduces over every replica, sharded or not.
         whole = p.dp * p.cp if index == 0 else group
         # Only the collectives some row's ZeRO stage selects below (the others would be masked).
@@ -120,8 +125,11 @@ def dp_times(
             across = shared(coll.allreduce_time_s, cluster, eff, rep, rep_stride, grads / group)
             across = np.where(rep > 1, across, 0.0)
         reduce = np.where(scatters, reduce_scatter + across, allreduce)
-        grad = grad + np.where(mask, reduce, 0.0)
-        gather = gather + np.where(mask, all_gather, 0.0)
+        grad = grad + np.where(mask, buckets * reduce, 0.0)
+        gather = gather + np.where(mask, buckets * all_gather, 0.0)
+        grad_tail = grad_tail + np.where(mask, reduce, 0.0)
+        gather_tail = gather_tail + np.where(mask, all_gather, 0.0)
+        grads, values = grads * buckets, values * buckets
         if stack.overlap_grad_reduce or stack.overlap_param_gather:  # else never hidden
             ring = (group - 1.0) / group
             sent = np.where(scatters, ring * grads, 2.0 * (whole - 1.0) / whole * grads)
@@ -138,28 +146,41 @@ def dp_times(
                 passes,
             )
             fsdp = fsdp + np.where(mask, layered, 0.0)
-    buckets = float(stack.grad_buckets)
 
     def exposed(
-        comm: FloatArray, sent: FloatArray, window: FloatArray, overlapped: bool
+        comm: FloatArray, tail: FloatArray, sent: FloatArray, window: FloatArray, overlapped: bool
     ) -> FloatArray:
         if not overlapped:
             return comm
         late = schedule_exposed_s(
             comm, eff.data_parallel.dp_overlap_efficiency * window, p.pp, p.vpp
         )
-        visible = np.maximum(comm / buckets, late)
+        visible = np.maximum(tail, late)
         return visible + hbm_contention_s(cluster, eff, sent, comm - visible, comm)
 
-    grad_exposed = exposed(grad, grad_bytes, windows[1], stack.overlap_grad_reduce)
+    grad_exposed = exposed(grad, grad_tail, grad_bytes, windows[1], stack.overlap_grad_reduce)
     gather_exposed = np.where(
-        p.zero >= 1, exposed(gather, gather_bytes, windows[0], stack.overlap_param_gather), 0.0
+        p.zero >= 1,
+        exposed(gather, gather_tail, gather_bytes, windows[0], stack.overlap_param_gather),
+        0.0,
     )
     active = p.dp * p.cp > 1
     if has_experts:
         active = active | (expert_group > 1)
     dp_comm = np.where(active & ~per_layer, grad_exposed + gather_exposed, 0.0)
     return dp_comm, np.where(active & per_layer, fsdp, 0.0)
+
+
+def bucket_count(p: PlanBatch, stack: Stack, params: FloatArray) -> FloatArray:
+    """Gradient buckets of a rank's ``params``: ``Stack.grad_buckets``, or where the stack sizes
+    its buckets (``grad_bucket_params``), ceil(params / size) per model chunk with size =
+    max(grad_bucket_params, grad_bucket_params_per_dp_rank x dp x cp)."""
+    if stack.grad_bucket_params <= 0.0:
+        return np.full_like(p.dp, float(stack.grad_buckets), dtype=np.float64)
+    size = np.maximum(stack.grad_bucket_params, stack.grad_bucket_params_per_dp_rank * p.dp * p.cp)
+    per_chunk = np.ceil(params / (p.vpp * size))
+    result: FloatArray = p.vpp * np.maximum(per_chunk, 1.0)
+    return result
 
 
 def fsdp_exposed_s(

@@ -17,6 +17,7 @@ from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import StepArrays
 from scalewall.plan.plan import ParallelPlan
+from scalewall.stack import preset
 
 
 def _cluster(gpus: int):  # type: ignore[no-untyped-def]
@@ -386,3 +387,48 @@ def test_a_pipeline_that_keeps_fsdp_units_gathered_holds_its_stage_whole() -> No
 def test_an_unknown_fsdp_pipeline_mode_is_refused() -> None:
     with pytest.raises(ScalewallError, match="fsdp_under_pipeline"):
         Stack(name="x", fsdp_under_pipeline="sometimes")
+
+
+def test_megatron_core_buckets_grow_with_the_data_parallel_group() -> None:
+    """Megatron-Core's default bucket is max(40M, 1M x dp) parameters per model chunk:
+    1.95e9 parameters make 49 buckets at dp 8, 21 at dp 96 and 7 at dp 288; two chunks of a
+    virtual pipeline each split their half. A stack without a bucket size keeps its count."""
+    model = catalog.model("llama3-8b")
+    base = ParallelPlan(tp=8, dp=8, global_batch=1152, seq_len=4096, micro_batch=1)
+    plans = [dataclasses.replace(base, dp=dp) for dp in (8, 96, 288)]
+    plans.append(dataclasses.replace(base, pp=2, vpp=2, dp=8))
+    batch = PlanBatch.from_plans(model, plans)
+    params = np.full(4, 1.95e9)
+    counts = data_parallel.bucket_count(batch, preset("megatron-core"), params)
+    assert counts.tolist() == [49.0, 21.0, 7.0, 50.0]
+    assert data_parallel.bucket_count(batch, Stack(), params).tolist() == [8.0] * 4
+
+
+def test_each_bucket_pays_the_ring_latency_so_the_reduction_grows_with_the_group() -> None:
+    """Same parameters per rank, more replicas: Megatron-Core reduces in fewer, larger
+    buckets, so the last bucket's exposed reduction grows, and each bucket's collective pays
+    n - 1 ring steps: the buckets together cost more than one call for the whole message."""
+    eff, stack = Efficiency(), preset("megatron-core")
+    model = catalog.model("llama3-8b")
+    params = np.array([1.95e9])
+    window = np.array([0.12])
+    times = []
+    for dp in (96, 288):
+        plan = ParallelPlan(tp=8, dp=dp, global_batch=4 * dp, seq_len=4096, micro_batch=4)
+        comm, _ = data_parallel.dp_times(
+            _cluster(8 * dp),
+            PlanBatch.from_plans(model, [plan]),
+            eff,
+            stack,
+            (params, np.zeros(1)),
+            (window, 2.0 * window),
+            (np.array([32.0]), window, 2.0 * window),
+            np.array([1.0]),
+        )
+        times.append(float(comm[0]))
+    assert times[1] > 1.5 * times[0] > 0.0
+    cluster, group, stride = _cluster(2304), np.array([288.0]), np.array([8.0])
+    grads = params * stack.grad_reduce_bytes
+    whole = coll.reduce_scatter_time_s(cluster, eff, group, stride, grads)
+    split = 7.0 * coll.reduce_scatter_time_s(cluster, eff, group, stride, grads / 7.0)
+    assert split[0] > whole[0]
