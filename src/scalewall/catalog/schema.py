@@ -671,10 +671,11 @@ class Stack:
     gathered) by its own collective call: every call pays the collective's latency, and when
     reductions overlap the backward pass the last bucket's stays exposed. Used where
     ``grad_bucket_params`` is 0; otherwise the buckets follow from the bucket size."""
-    grad_bucket_params: float = 0.0
+    grad_bucket_params: float = 40_000_000.0
     """Fewest parameters a gradient bucket holds (0: ``grad_buckets`` buckets whatever the
-    model). Megatron-Core's DDP: 40,000,000."""
-    grad_bucket_params_per_dp_rank: float = 0.0
+    model). Megatron-Core's DDP: 40,000,000; DeepSpeed ZeRO's ``reduce_bucket_size``:
+    500,000,000 elements."""
+    grad_bucket_params_per_dp_rank: float = 1_000_000.0
     """Parameters a bucket holds per data-parallel rank (dp x cp) where that is more than
     ``grad_bucket_params``: Megatron-Core's DDP sizes buckets at max(40,000,000, 1,000,000 x
     dp) parameters so that large groups' collectives stay bandwidth-bound, not latency-bound
