@@ -325,6 +325,13 @@ class ModelSpec:
                 f"between 1 and the {self.routed_experts} routed experts",
                 where=where,
             )
+        if self.routed_experts and not self.expert_ffn_hidden:
+            raise SpecError(
+                "expert_ffn_hidden",
+                self.expert_ffn_hidden,
+                f"the FFN width of each of the {self.routed_experts} routed experts",
+                where=where,
+            )
         if self.router_groups > 1 and self.router_group_topk > self.router_groups:
             raise SpecError(
                 "router_group_topk",

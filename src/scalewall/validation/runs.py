@@ -29,6 +29,7 @@ from scalewall.plan.plan import canonical_precision, canonical_recompute
 from scalewall.plan.topology import Cluster, make_cluster_from_parts
 from scalewall.stack import resolve_stack
 from scalewall.units import gbps_to_bytes_per_s
+from scalewall.workload.counts import param_count
 from scalewall.workload.user import model_from_hf_config
 
 FORMAT = "scalewall-runs/1"
@@ -486,7 +487,9 @@ def _model(case_id: str, data: dict[str, Any], tp: int, base: Path | None = None
         routed_experts=moe.get("routed_experts") or 0,
         shared_experts=moe.get("shared_experts") or 0,
         top_k=moe.get("top_k") or 0,
-        expert_ffn_hidden=moe.get("expert_ffn_hidden") or 0,
+        # A model with one FFN width states the experts' (Mixtral's intermediate_size).
+        expert_ffn_hidden=moe.get("expert_ffn_hidden")
+        or (data.get("ffn_hidden") or 0 if moe.get("routed_experts") else 0),
         first_dense_layers=moe.get("first_dense_layers") or 0,
         **(defaults | extra),
     )
@@ -636,18 +639,19 @@ def _read_file(path: Path) -> RunsFile:
             except SpecError as exc:
                 raise SpecError("hardware.gpu", raw["hardware"]["gpu"], exc.valid) from None
             plan = raw["plan"]
+            model = _model(raw["id"], raw["model"], plan.get("tp") or 1, path.parent)
             cases.append(
                 Case(
                     id=raw["id"],
                     source=raw.get("source", ""),
-                    model=_model(raw["id"], raw["model"], plan.get("tp") or 1, path.parent),
+                    model=model,
                     training=raw["training"],
                     plan=plan,
                     hardware=raw["hardware"],
                     published=raw["published"],
                     stack=case_stack(plan.get("stack"), f"{path}: case {label}"),
                     ignored=ignored_keys(raw),
-                    read_warnings=_read_warnings(raw),
+                    read_warnings=_read_warnings(raw) + _params_warnings(raw, model),
                 )
             )
         except KeyError as exc:
@@ -666,6 +670,26 @@ def _read_warnings(raw: dict[str, Any]) -> tuple[str, ...]:
             "system's default scale-out link is used",
         )
     return ()
+
+
+PARAMS_WARNING_FRAC = 0.10
+"""How far the parameters a case's shape counts may differ from the ``model.params`` its source
+states before the reader warns: the shipped cases agree within 5% (vocabulary padding, norms,
+biases); more means a width or an expert field is likely missing or wrong."""
+
+
+def _params_warnings(raw: dict[str, Any], model: ModelSpec) -> tuple[str, ...]:
+    stated = raw["model"].get("params")
+    if not stated or raw["model"].get("catalog"):
+        return ()
+    counted = param_count(model)
+    off = counted / float(stated) - 1.0
+    if abs(off) <= PARAMS_WARNING_FRAC:
+        return ()
+    return (
+        f"model.params={float(stated):.4g} but the shape counts {counted:.4g} ({off:+.0%}): "
+        "a width or an expert field (expert_ffn_hidden, routed_experts) may be missing or wrong",
+    )
 
 
 @cache
