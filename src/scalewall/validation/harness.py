@@ -48,6 +48,9 @@ from scalewall.validation.runs import (
 )
 
 MICRO_BATCH_CANDIDATES = (1, 2, 4, 8, 16)
+MAX_OPEN_MICRO_BATCH = 64
+"""Largest micro-batch an open ``micro_batch`` tries beyond the candidates: the divisors of
+the per-replica batch up to this (LLM Foundry's tables run up to 40 sequences at a time)."""
 LAYOUT_FIELDS = ("tp", "pp", "cp", "ep", "etp")
 """The plan fields of a parallel layout; with ``dp`` they multiply to the GPU count."""
 OPEN_LAYOUTS = 4
@@ -207,7 +210,7 @@ def _options(case: Case, layout: Mapping[str, int] | None = None) -> dict[str, l
     gb = training.get("global_batch")
     opts["global_batch"] = [gb] if gb else [dp * pp * k for k in PER_REPLICA_BATCH_MULTIPLES]
     mb = training.get("micro_batch")
-    opts["micro_batch"] = [mb] if mb else list(MICRO_BATCH_CANDIDATES)
+    opts["micro_batch"] = [mb] if mb else _open_micro_batches(gb, dp, pp)
     opts["local_batch"] = [training.get("local_batch") or 0]
     splits = _stage_splits(case, pp)
     fulls = set()
@@ -235,6 +238,21 @@ def _options(case: Case, layout: Mapping[str, int] | None = None) -> dict[str, l
         if plan.get(name) is None:
             opts[name] = [v for v in opts[name] if stack_allows(case.stack, name, v) is None]
     return opts
+
+
+def _open_micro_batches(global_batch: int | None, dp: int, pp: int) -> list[int]:
+    """Micro-batches an open ``micro_batch`` may take: ``MICRO_BATCH_CANDIDATES``, and without
+    a pipeline every divisor of the per-replica batch up to ``MAX_OPEN_MICRO_BATCH`` (a replica
+    of 26 sequences runs 26 or 13 at a time, not only 1 or 2: with no bubble to trade against,
+    data-parallel stacks run the largest micro-batch that fits, as LLM Foundry's
+    ``device_train_microbatch_size: auto`` searches for). A pipeline keeps the candidates: its
+    micro-batches trade size against the bubble, and its recipes use powers of two."""
+    per_replica = global_batch // dp if global_batch and global_batch % dp == 0 else 0
+    if pp > 1:
+        per_replica = 0
+    top = min(per_replica, MAX_OPEN_MICRO_BATCH)
+    divisors = {d for d in range(1, top + 1) if per_replica % d == 0}
+    return sorted(set(MICRO_BATCH_CANDIDATES) | divisors)
 
 
 def stack_conflicts(case: Case) -> list[CaseMessage]:

@@ -13,6 +13,7 @@ import pytest
 
 from scalewall.validation.harness import (
     candidate_splits,
+    compare,
     predict_case,
     predict_cases,
     series_key,
@@ -22,6 +23,7 @@ from scalewall.validation.runs import (
     FORMAT,
     default_runs_path,
     frontier_runs_path,
+    fsdp_a100_runs_path,
     read_runs,
     read_runs_file,
     scaling_runs_path,
@@ -436,3 +438,19 @@ def test_a_run_that_published_a_throughput_counts_as_fitting() -> None:
         plan={**case.plan, "recompute": "none"},
     )
     assert validate_cases([huge]).fit_mismatches == [case.id]
+
+
+def test_an_open_micro_batch_without_a_pipeline_tries_every_divisor(tmp_path: Path) -> None:
+    """LLM Foundry's MPT-125M row on 16 A100 40GB ran 26 sequences per micro-batch, its whole
+    per-replica batch. Left open, the micro-batch may take 13 or 26 (divisors of 26), not only
+    the power-of-two candidates, of which only 1 and 2 divide 26; under a pipeline it keeps
+    the candidates (a 52-sequence replica then runs 1, 2 or 4, never 13 or 26)."""
+    open_mb = _raw(fsdp_a100_runs_path(), "llmfoundry_a10040_mpt125m_s2048_16gpu")
+    open_mb["training"]["micro_batch"] = None
+    piped = copy.deepcopy(open_mb) | {"id": "piped"}
+    piped["plan"] |= {"pp": 2, "dp": 8}
+    runs = read_runs_file(_write(tmp_path, [open_mb, piped]))
+    flat, pipelined = (predict_case(c) for c in runs.cases)
+    assert flat.chosen["micro_batch"] in (13, 26)
+    assert abs(compare(flat)[0].error_frac) < 0.1
+    assert pipelined.chosen["micro_batch"] in (1, 2, 4)
