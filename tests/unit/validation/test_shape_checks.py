@@ -17,19 +17,18 @@ from scalewall.validation import harness
 from scalewall.validation.runs import read_runs_file
 from scalewall.workload import counts
 
+_SHIPPED = catalog.model("mixtral-8x7b")
 MIXTRAL: dict[str, Any] = {
     "id": "mixtral",
     "source": "test",
-    "model": {
-        "layers": 32,
-        "hidden": 4096,
-        "heads": 32,
-        "kv_heads": 8,
-        "ffn_hidden": 14336,
-        "vocab": 32000,
+    # The catalog's Mixtral 8x7B as a user writes it: one FFN width, no expert width.
+    "model": {name: getattr(_SHIPPED, name) for name in ("layers", "hidden", "heads", "kv_heads")}
+    | {
+        "ffn_hidden": _SHIPPED.expert_ffn_hidden,
+        "vocab": _SHIPPED.vocab,
         "activation": "swiglu",
         "params": 46.7e9,
-        "moe": {"routed_experts": 8, "top_k": 2},
+        "moe": {"routed_experts": _SHIPPED.routed_experts, "top_k": _SHIPPED.top_k},
     },
     "training": {"seq_len": 4096, "global_batch": 256, "micro_batch": 1, "precision": "bf16"},
     "plan": {"tp": 1, "pp": 4, "ep": 8, "stack": "megatron-core"},
