@@ -853,6 +853,11 @@ class Stack:
     128x128 scales) still keeps BF16 weights beside its FP8 copies: Megatron-Bridge's
     ``bf16_with_fp8_subchannel_scaling_mixed`` sets ``fp8_param_gather = False`` while its
     per-tensor and MXFP8 recipes set it True."""
+    usual_recompute: str = ""
+    """The recompute mode every published run of the stack and its example scripts use, taken
+    where a run leaves recompute open (``validate``); ``""``: no such convention, the fastest
+    plan that fits is taken. Megatron-LM 2021's and Megatron-DeepSpeed's runs all checkpoint
+    whole layers (``full``)."""
     selective_recompute: str = "attention"
     """What selective recompute rebuilds in backward. ``attention``: the core attention
     (QK^T, softmax, dropout, AV), keeping every linear's input (Korthikanti et al. 2022 Sec. 5;
@@ -991,6 +996,7 @@ _STACK_CHOICES = {
     "moe_expert_gemms": MOE_EXPERT_GEMMS,
     "moe_unpermute": MOE_UNPERMUTE,
     "selective_recompute": SELECTIVE_RECOMPUTE,
+    "usual_recompute": ("", "none", "selective", "full"),
     "softmax_fusion": SOFTMAX_FUSION,
     "zero1_grad_reduce": ZERO1_GRAD_REDUCE,
     "grad_accumulation": GRAD_ACCUMULATION,

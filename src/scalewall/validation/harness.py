@@ -223,7 +223,7 @@ def _options(case: Case, layout: Mapping[str, int] | None = None) -> dict[str, l
     opts["vpp"] = [vpp] if vpp else divisors
     sp = plan.get("sequence_parallel")
     opts["sequence_parallel"] = [sp] if sp is not None else ([True, False] if tp > 1 else [False])
-    rc = plan.get("recompute")
+    rc = plan.get("recompute") or case.stack.usual_recompute
     opts["recompute"] = [rc] if rc else ["none", "selective", "full"]
     opts["zero"] = [_zero_stage(case)]
     opts["precision"] = [_precision(case)]
@@ -361,6 +361,8 @@ def candidate_plans(
     for layout in layouts:
         opts = _options(case, layout)
         free += [k for k, v in opts.items() if len(v) > 1 and k != "stage_split"]
+        if case.plan.get("recompute") is None:
+            free.append("recompute")  # the stack's usual mode counts as a choice too
         if opts["stage_split"][0][0] and not _split_given(case):
             free += ["first_stage_layers", "last_stage_layers"]
         names = list(opts)

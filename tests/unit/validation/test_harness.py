@@ -454,3 +454,20 @@ def test_an_open_micro_batch_without_a_pipeline_tries_every_divisor(tmp_path: Pa
     assert flat.chosen["micro_batch"] in (13, 26)
     assert abs(compare(flat)[0].error_frac) < 0.1
     assert pipelined.chosen["micro_batch"] in (1, 2, 4)
+
+
+def test_an_open_recompute_takes_the_stacks_usual_mode(tmp_path: Path) -> None:
+    """vTrain's Megatron-DeepSpeed runs all checkpoint whole layers, as every published run of
+    that stack does: left open, recompute is full there (and predicts what the stated full
+    does), where a stack without such a convention takes the fastest plan that fits."""
+    stated = _raw(default_runs_path(), "vtrain_multi_022")
+    assert stated["plan"]["recompute"] == "full"
+    open_rc = copy.deepcopy(stated) | {"id": "open_rc"}
+    open_rc["plan"]["recompute"] = None
+    other = copy.deepcopy(open_rc) | {"id": "other_stack"}
+    other["plan"]["stack"] = "megatron-core"
+    runs = read_runs_file(_write(tmp_path, [stated, open_rc, other]))
+    first, usual, fastest = (predict_case(c) for c in runs.cases)
+    assert usual.chosen["recompute"] == "full"
+    assert usual.row["step_time_s"] == first.row["step_time_s"]
+    assert fastest.chosen["recompute"] != "full"
