@@ -857,7 +857,8 @@ class Stack:
     """The recompute mode every published run of the stack and its example scripts use, taken
     where a run leaves recompute open (``validate``); ``""``: no such convention, the fastest
     plan that fits is taken. Megatron-LM 2021's and Megatron-DeepSpeed's runs all checkpoint
-    whole layers (``full``)."""
+    whole layers (``full``); having no selective mode, those stacks' CLI and API defaults fall
+    back to full already (``plan.STACK_FALLBACKS``)."""
     selective_recompute: str = "attention"
     """What selective recompute rebuilds in backward. ``attention``: the core attention
     (QK^T, softmax, dropout, AV), keeping every linear's input (Korthikanti et al. 2022 Sec. 5;
