@@ -963,7 +963,7 @@ class Stack:
     def __post_init__(self) -> None:
         for name, valid in _STACK_CHOICES.items():
             if getattr(self, name) not in valid:
-                names = ", ".join(v or '"" (none)' for v in valid)
+                names = ", ".join(v or '"" (unset)' for v in valid)
                 raise SpecError(name, getattr(self, name), f"one of {names}")
         if self.softmax_fusion_max_keys <= 16:
             raise SpecError(
