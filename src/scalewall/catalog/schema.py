@@ -6,6 +6,7 @@ name to the citation of that field when it comes from somewhere else.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from scalewall.errors import SpecError
@@ -521,10 +522,16 @@ and a down matrix; GeLU and ReLU variants, squared ReLU included (Nemotron-4, Pr
 ``relu2``), have an up and a down matrix. Matching ignores case, ``_`` and spaces."""
 
 
+def spelling_key(text: object) -> str:
+    """A value as sources write it, for looking up its spellings: lower case, underscores,
+    brackets, commas and slashes as spaces, runs of spaces as one hyphen
+    (``FP8 (delayed scaling)`` -> ``fp8-delayed-scaling``)."""
+    return "-".join(re.sub(r"[_(),/]", " ", str(text)).strip().lower().split())
+
+
 def canonical_activation(name: str) -> str | None:
     """``ModelSpec.activation`` for a spelling of an FFN activation, or None if unknown."""
-    key = "-".join(str(name).strip().lower().replace("_", " ").split())
-    return ACTIVATION_SPELLINGS.get(key)
+    return ACTIVATION_SPELLINGS.get(spelling_key(name))
 
 
 MAX_MODEL_LAYERS = 10_000

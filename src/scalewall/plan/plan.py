@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from scalewall.catalog.schema import Accelerator, ModelSpec, Stack
+from scalewall.catalog.schema import Accelerator, ModelSpec, Stack, spelling_key
 from scalewall.errors import SpecError
 
 RECOMPUTE_MODES = ("none", "selective", "full")
@@ -65,13 +64,9 @@ RECOMPUTE_SPELLINGS = {
 ``--checkpoint-activations`` and Hugging Face's gradient checkpointing rebuild whole layers."""
 
 
-def _spelling_key(text: str) -> str:
-    return "-".join(re.sub(r"[_(),/]", " ", str(text)).strip().lower().split())
-
-
 def canonical_precision(text: str) -> str | None:
     """``PRECISIONS`` entry for a spelling of a training precision, or None if unknown."""
-    key = _spelling_key(text)
+    key = spelling_key(text)
     for tail in ("-mixed-precision", "-mixed", "-amp"):
         key = key.removesuffix(tail)
     if key in PRECISIONS:
@@ -81,7 +76,7 @@ def canonical_precision(text: str) -> str | None:
 
 def canonical_recompute(text: str) -> str | None:
     """``RECOMPUTE_MODES`` entry for a spelling of a recompute mode, or None if unknown."""
-    return RECOMPUTE_SPELLINGS.get(_spelling_key(text))
+    return RECOMPUTE_SPELLINGS.get(spelling_key(text))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -21,6 +21,7 @@ from scalewall.catalog.schema import (
     ModelSpec,
     System,
     canonical_activation,
+    spelling_key,
 )
 from scalewall.cluster import default_system
 from scalewall.errors import ScalewallError, SpecError
@@ -806,8 +807,8 @@ def _canonical_spellings(raw: dict[str, Any]) -> dict[str, Any]:
         training["precision"] = canonical_precision(training["precision"]) or training["precision"]
     recipe = training.get("fp8_recipe")
     if isinstance(recipe, str):
-        key = "-".join(recipe.strip().lower().replace("_", " ").split())
-        training["fp8_recipe"] = FP8_RECIPE_SPELLINGS.get(key.removeprefix("fp8-"), recipe)
+        key = spelling_key(recipe).removeprefix("fp8-")
+        training["fp8_recipe"] = FP8_RECIPE_SPELLINGS.get(key, recipe)
     if isinstance(plan.get("recompute"), str):
         plan["recompute"] = canonical_recompute(plan["recompute"]) or plan["recompute"]
     return raw | {"training": training, "plan": plan}
