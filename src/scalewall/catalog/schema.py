@@ -509,6 +509,8 @@ ACTIVATION_SPELLINGS = {
     "gelu-fast": "gelu",
     "gelu-tanh": "gelu",
     "gelu-pytorch-tanh": "gelu",
+    "gelu-python": "gelu",
+    "gelu-10": "gelu",
     "quick-gelu": "gelu",
     "relu": "relu",
     "relu2": "relu",

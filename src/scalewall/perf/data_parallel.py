@@ -95,23 +95,24 @@ def dp_times(
     for index, (group, stride, params) in enumerate(groups):
         # One collective per bucket: each moves its share of the bytes and pays the latency.
         buckets = bucket_count(p, stack, params)
-        grads = params * stack.grad_reduce_bytes / buckets
-        values = params * stack.param_gather_bytes / buckets
+        grads = params * stack.grad_reduce_bytes
+        values = params * stack.param_gather_bytes
+        bucket_grads, bucket_values = grads / buckets, values / buckets
         # Plain data parallelism (ZeRO 0) all-reduces over every replica, sharded or not.
         whole = p.dp * p.cp if index == 0 else group
         # Only the collectives some row's ZeRO stage selects below (the others would be masked).
         allreduce = (
             zero
             if sharded_all and not any_full
-            else shared(coll.allreduce_time_s, cluster, eff, whole, stride, grads)
+            else shared(coll.allreduce_time_s, cluster, eff, whole, stride, bucket_grads)
         )
         reduce_scatter = (
-            shared(coll.reduce_scatter_time_s, cluster, eff, group, stride, grads)
+            shared(coll.reduce_scatter_time_s, cluster, eff, group, stride, bucket_grads)
             if sharded_any
             else zero
         )
         all_gather = (
-            shared(coll.allgather_time_s, cluster, eff, group, stride, values)
+            shared(coll.allgather_time_s, cluster, eff, group, stride, bucket_values)
             if sharded_any
             else zero
         )
@@ -122,14 +123,15 @@ def dp_times(
         hybrid = index == 0 and stack.zero_shard_ranks > 0
         across = zero
         if hybrid and sharded_any:
-            across = shared(coll.allreduce_time_s, cluster, eff, rep, rep_stride, grads / group)
+            across = shared(
+                coll.allreduce_time_s, cluster, eff, rep, rep_stride, bucket_grads / group
+            )
             across = np.where(rep > 1, across, 0.0)
         reduce = np.where(scatters, reduce_scatter + across, allreduce)
         grad = grad + np.where(mask, buckets * reduce, 0.0)
         gather = gather + np.where(mask, buckets * all_gather, 0.0)
         grad_tail = grad_tail + np.where(mask, reduce, 0.0)
         gather_tail = gather_tail + np.where(mask, all_gather, 0.0)
-        grads, values = grads * buckets, values * buckets
         if stack.overlap_grad_reduce or stack.overlap_param_gather:  # else never hidden
             ring = (group - 1.0) / group
             sent = np.where(scatters, ring * grads, 2.0 * (whole - 1.0) / whole * grads)

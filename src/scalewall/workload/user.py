@@ -8,25 +8,10 @@ from typing import Any
 
 from scalewall import catalog
 from scalewall.catalog.loader import build
-from scalewall.catalog.schema import ModelSpec, canonical_activation
+from scalewall.catalog.schema import ACTIVATION_SPELLINGS, ModelSpec, canonical_activation
 from scalewall.errors import ScalewallError, SpecError
 
 INLINE_PREFIX = "custom:"
-
-_ACTIVATIONS = {
-    "silu": "swiglu",
-    "swiglu": "swiglu",
-    "gelu": "gelu",
-    "gelu_new": "gelu",
-    "gelu_fast": "gelu",
-    "gelu_python": "gelu",
-    "gelu_pytorch_tanh": "gelu",
-    "gelu_10": "gelu",
-    "quick_gelu": "gelu",
-    "relu": "relu",
-    "relu2": "relu",
-}
-"""``hidden_act`` of a model type this module does not know -> ``ModelSpec.activation``."""
 
 GATED_MLP_TYPES = frozenset(
     {
@@ -379,7 +364,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         layers = len(pattern)
     else:
         pattern = _hybrid_pattern(cfg, layers, where) if hybrid else ""
-    named = _ACTIVATIONS.get(act) or canonical_activation(act)
+    named = canonical_activation(act)
     if hybrid:
         activation: str | None = named
     elif model_type in GATED_MLP_TYPES:
@@ -389,7 +374,8 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
     else:
         activation = named
     if activation is None:
-        raise SpecError("hidden_act", act, f"one of {', '.join(_ACTIVATIONS)}", where=where)
+        valid = ", ".join(ACTIVATION_SPELLINGS)
+        raise SpecError("hidden_act", act, f"one of {valid}", where=where)
     if cfg.get("expansion_ratio") is not None:  # MPT
         ffn_hidden = int(float(cfg["expansion_ratio"]) * hidden)
     elif model_type == "granitemoehybrid" and "E" not in pattern:
