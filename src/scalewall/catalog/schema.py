@@ -933,6 +933,26 @@ class Stack:
     backward, keeping only each token copy's expert input and the activation's inputs
     (DeepSeek-V3 report Sec. 3.3.3: SwiGLU inputs cached in FP8, output recomputed;
     Megatron-Core ``--recompute-modules moe_act``)."""
+    recompute_layernorm: bool = False
+    """Selective recompute also rebuilds the norms whose output a separate module keeps: the
+    pre-MLP norm of an MoE block (the router and the dispatch read it) and the input norm of a
+    multi-head latent attention block (both down projections read it), instead of keeping the
+    normed activation; the other norms are fused into the following linear (an ``IdentityOp``
+    in their place), which keeps its own input. Megatron-Core ``--recompute-modules layernorm``
+    (``TransformerConfig.recompute_modules``: "recompute the input_layernorm and
+    pre_mlp_layernorm", output-discarding checkpointing; "when they are not IdentityOp")."""
+    recompute_mlp: bool = False
+    """Selective recompute checkpoints each dense MLP block whole: only its input is kept and its
+    forward runs again in backward (Megatron-Core ``--recompute-modules mlp``, standard
+    checkpointing; DeepSeek-V3's dense first layers in Megatron-Core's DeepSeek-V3 recipe)."""
+    recompute_moe: bool = False
+    """Selective recompute checkpoints each MoE block whole: only its input is kept, and the
+    router, the dispatch and combine all-to-all, the routed and shared experts run again in
+    backward (Megatron-Core ``--recompute-modules moe``, standard checkpointing)."""
+    recompute_shared_experts: bool = False
+    """Selective recompute checkpoints the shared experts of each MoE block: their activations
+    are not kept and their forward runs again in backward (Megatron-Core ``--recompute-modules
+    shared_experts``)."""
     fsdp_prefetch_layers: float = 1.0
     """Layers whose ZeRO-3 / FSDP parameter all-gather is issued ahead of the layer that
     computes: PyTorch FSDP ``backward_prefetch=BACKWARD_PRE`` and ``forward_prefetch`` (and

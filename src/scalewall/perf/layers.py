@@ -250,6 +250,49 @@ def mamba1_core_bytes(model: ModelSpec, seq_len: FloatArray) -> tuple[FloatArray
     return streaming, scan_bytes
 
 
+def recompute_modules_set(stack: Stack) -> bool:
+    """Whether the stack recomputes any of Megatron-Core's modules beyond the core attention
+    and the expert activation (which cost the model no modelled time)."""
+    return (
+        stack.recompute_layernorm
+        or stack.recompute_mlp
+        or stack.recompute_moe
+        or stack.recompute_shared_experts
+    )
+
+
+def module_recompute_s(
+    model: ModelSpec,
+    stack: Stack,
+    kind: LayerKind,
+    ffn_parts: tuple[FloatArray, FloatArray, FloatArray],
+    norm_s: FloatArray,
+) -> FloatArray:
+    """Backward time Megatron-Core's recompute modules add to a layer under selective
+    recompute: the forward of what ``memory.recompute_module_bytes`` drops. ``ffn_parts`` =
+    (the FFN block's linears and element-wise kernels, the router with the routed experts,
+    the exposed dispatch and combine all-to-all) forward; ``norm_s`` = one norm's forward
+    (read and write the activation). ``recompute_moe`` runs the whole MoE block again, its
+    all-to-all included; ``recompute_mlp`` a dense MLP block; ``recompute_shared_experts`` the
+    shared experts; ``recompute_layernorm`` each norm feeding a separate module."""
+    dense, routed, alltoall = ffn_parts
+    whole = (kind.ffn == "moe" and stack.recompute_moe) or (
+        kind.ffn == "dense" and stack.recompute_mlp
+    )
+    result = np.zeros_like(norm_s)
+    if whole:
+        result = result + dense + (routed + alltoall if kind.ffn == "moe" else 0.0)
+    elif kind.ffn == "moe" and stack.recompute_shared_experts:
+        result = result + dense
+    if stack.recompute_layernorm:
+        unfused = (kind.ffn == "moe" and not whole) + bool(
+            kind.mixer == "attention" and model.kv_lora_rank
+        )
+        result = result + unfused * norm_s
+    out: FloatArray = result
+    return out
+
+
 def layer_times(
     model: ModelSpec,
     cluster: Cluster,
@@ -277,6 +320,7 @@ def layer_times(
         shapes += mamba_linears(model, tp)
     elif kind.mixer == "gdn":
         shapes += gdn_linears(model, tp)
+    first_ffn = len(shapes)
     if ffn > 0:
         shapes += [(up_width / tp, hidden), (hidden, ffn / tp)]
     if moe_layer and model.moe_latent:
@@ -294,12 +338,14 @@ def layer_times(
         )
         f, b = linear_time_s(tokens[np.newaxis, :], n_arr, k_arr, dev, eff)
         fwd, bwd = f.sum(axis=0), b.sum(axis=0)
+        # The FFN block's linears (dense, shared experts, LatentMoE projections), forward.
+        ffn_fwd = f[first_ffn:].sum(axis=0)
         cast = (tokens * (n_arr + k_arr)).sum(axis=0)
         if not stack.fp8_weight_cache:
             # The weights are quantized again in every micro-batch's forward.
             cast = cast + (n_arr * k_arr).sum(axis=0)
     else:
-        fwd, bwd, cast = zero, zero, zero
+        fwd, bwd, cast, ffn_fwd = zero, zero, zero, zero
     if attention:
         attn_f, attn_b, attn_re = attention_times(model, p, dev, eff, stack)
     else:
@@ -326,6 +372,7 @@ def layer_times(
         slower = eff.compute.hbm_efficiency / latency_bound_share(per_sm, dev, eff)
         elem_bytes = elem_bytes + tokens * (streaming + core * slower) / tp
     imbalance, ep_f, ep_b, etp_comm, routed_after = zero, zero, zero, zero, zero
+    rf = zero
     if moe_layer:
         routed = moe.routed_expert_times(model, p, dev, eff, stack, tokens)
         experts = model.routed_experts * np.ones_like(tokens)
@@ -408,6 +455,17 @@ def layer_times(
         selective = re_total + elem / 3.0
     else:
         selective = attn_re
+        if kind.ffn != "" and recompute_modules_set(stack):
+            ffn_elem = memory_bound_time_s(
+                tokens * up_width / tp * stack.elementwise_bytes_per_ffn, dev, eff
+            )
+            selective = selective + module_recompute_s(
+                model,
+                stack,
+                kind,
+                (ffn_fwd + ffn_elem / 3.0, routed_after + rf, ep_fwd),
+                memory_bound_time_s(norm_tokens * hidden * 2.0 * ACT_BYTES, dev, eff),
+            )
     recompute = np.where(
         full,
         fwd_compute + tp_fwd + cp_fwd + ep_fwd,

@@ -19,7 +19,7 @@ from scalewall.perf.attention import (
 from scalewall.perf.batch import PRECISION, RECOMPUTE, PlanBatch, is_fp4, is_quantized
 from scalewall.perf.compute import ACT_BYTES
 from scalewall.perf.data_parallel import fsdp_whole_stage, shard_groups
-from scalewall.perf.layers import alternate_matmuls
+from scalewall.perf.layers import alternate_matmuls, recompute_modules_set
 from scalewall.workload import counts
 from scalewall.workload.counts import LayerKind
 
@@ -171,10 +171,59 @@ def activation_bytes_per_layer(
         outputs = sum((wide if replicated else n) for n, _, replicated in kept)
         lean = layer_input + ACT_BYTES * (outputs + projection / p.tp)
         per_token = np.where(p.recompute == RECOMPUTE["selective"], lean, per_token)
+    modules = (
+        stack.selective_recompute == "attention" and kind.ffn != "" and recompute_modules_set(stack)
+    )
+    whole_ffn = modules and (
+        (kind.ffn == "moe" and stack.recompute_moe) or (kind.ffn == "dense" and stack.recompute_mlp)
+    )
+    if modules:
+        selective = p.recompute == RECOMPUTE["selective"]
+        dropped = recompute_module_bytes(model, p, stack, fp8, kind, whole_ffn)
+        per_token = per_token - np.where(selective, dropped, 0.0)
     result: FloatArray = tokens * np.where(p.recompute == RECOMPUTE["full"], layer_input, per_token)
     if kind.ffn == "moe":
         routed = moe.routed_activation_bytes(model, p, stack, tokens, fp8)
-        result = result + np.where(p.recompute == RECOMPUTE["full"], 0.0, routed)
+        kept = p.recompute == RECOMPUTE["none"] if whole_ffn else p.recompute != RECOMPUTE["full"]
+        result = result + np.where(kept, routed, 0.0)
+    return result
+
+
+def recompute_module_bytes(
+    model: ModelSpec,
+    p: PlanBatch,
+    stack: Stack,
+    fp8: NDArray[np.bool_],
+    kind: LayerKind,
+    whole_ffn: bool,
+) -> FloatArray:
+    """Bytes per token of a layer's activations that Megatron-Core's recompute modules drop
+    under selective recompute (the routed experts' copies apart, ``activation_bytes_per_layer``):
+    ``Stack.recompute_mlp`` / ``recompute_moe`` keep of the FFN block only its input (the
+    norm output with its FP8 copy, the dropout mask, the dense or shared experts' activations
+    and a LatentMoE block's latent go); ``recompute_shared_experts`` drops the shared experts'
+    activations; ``recompute_layernorm`` drops the output of each norm that feeds a separate
+    module (an MoE block's pre-MLP norm, an MLA block's input norm) as the layer counts it:
+    two bytes per element, one where the linear input is kept in FP8."""
+    hidden = float(model.hidden)
+    sp = p.sequence_parallel > 0
+    replicated_scale = np.where(sp, 1.0 / p.tp, 1.0)
+    norm_output = (ACT_BYTES - np.where(fp8, 1.0, 0.0)) * hidden
+    ffn = counts.kind_ffn_width(model, kind)
+    ffn_acts = moe.ffn_activation_elements(model) * ffn - np.where(fp8, ffn, 0.0)
+    dropped = np.zeros_like(p.tp)
+    if whole_ffn:
+        mask = hidden if model.dropout else 0.0
+        latent = ACT_BYTES * model.moe_latent if kind.ffn == "moe" else 0.0
+        dropped = (norm_output + mask) * replicated_scale + (ffn_acts + latent) / p.tp
+    elif kind.ffn == "moe" and stack.recompute_shared_experts:
+        dropped = ffn_acts / p.tp
+    if stack.recompute_layernorm:
+        unfused = (kind.ffn == "moe" and not whole_ffn) + bool(
+            kind.mixer == "attention" and model.kv_lora_rank
+        )
+        dropped = dropped + unfused * norm_output * replicated_scale
+    result: FloatArray = dropped
     return result
 
 

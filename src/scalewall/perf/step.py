@@ -39,6 +39,7 @@ from scalewall.perf.layers import (
     alternate_matmuls,
     distinct_layer_times,
     per_row_constants,
+    recompute_modules_set,
     stage_sums,
 )
 from scalewall.perf.memory import (
@@ -243,6 +244,8 @@ def step_model(
     selective = attention
     if stack.selective_recompute == "alternate-matmuls":
         selective = np.full_like(attention, selective_matmul_flop_per_token(model))
+    elif recompute_modules_set(stack):
+        selective = selective + module_recompute_flop_per_token(model, stack)
     redone = np.where(
         p.recompute == RECOMPUTE["full"],
         layer_fwd_flop + attention,
@@ -400,6 +403,27 @@ def _model_flop_per_token(model: ModelSpec, p: PlanBatch) -> FloatArray:
     attention = counts.attention_flop_per_token(model, 1, causal_half=False)
     result: FloatArray = 3.0 * (matmul + attention * p.seq_len + _scan_flop_per_token(model, p))
     return result
+
+
+def module_recompute_flop_per_token(model: ModelSpec, stack: Stack) -> float:
+    """Forward matmul FLOPs per token Megatron-Core's recompute modules run again under
+    selective recompute (``layers.module_recompute_s``): every dense MLP block
+    (``recompute_mlp``), every MoE block's router, top-k routed and shared experts
+    (``recompute_moe``), or its shared experts alone (``recompute_shared_experts``)."""
+    total = 0.0
+    for kind, count in counts.kind_counts(model).items():
+        params = counts.kind_params(model, kind)
+        if kind.ffn == "dense" and stack.recompute_mlp:
+            total += count * 2.0 * params.mlp_dense
+        elif kind.ffn == "moe" and stack.recompute_moe:
+            routed = params.mlp_routed * model.top_k / model.routed_experts
+            total += count * 2.0 * (params.mlp_dense + routed + params.router)
+        elif kind.ffn == "moe" and stack.recompute_shared_experts:
+            shared = model.shared_experts * counts.ffn_params(
+                model, counts.shared_expert_width(model)
+            )
+            total += count * 2.0 * shared
+    return total
 
 
 def selective_matmul_flop_per_token(model: ModelSpec) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from scalewall.catalog.schema import Accelerator, ModelSpec, Stack, spelling_key
@@ -62,6 +63,58 @@ RECOMPUTE_SPELLINGS = {
 """How sources write activation recompute -> ``RECOMPUTE_MODES``: Megatron's
 ``--recompute-method uniform`` and ``block`` (with ``--recompute-granularity full``), its older
 ``--checkpoint-activations`` and Hugging Face's gradient checkpointing rebuild whole layers."""
+
+
+RECOMPUTE_MODULES = {
+    "core_attn": "",
+    "moe_act": "recompute_moe_act",
+    "layernorm": "recompute_layernorm",
+    "mla_up_proj": "recompute_mla_up_proj",
+    "mlp": "recompute_mlp",
+    "moe": "recompute_moe",
+    "shared_experts": "recompute_shared_experts",
+}
+"""Megatron-Core's ``--recompute-modules`` names (``TransformerConfig.recompute_modules``) ->
+the ``Stack`` field that models each under selective recompute (``core_attn``, the default
+module, is what ``selective`` always rebuilds). A run that lists modules recomputes selectively
+with those fields set."""
+
+
+RECOMPUTE_MODULE_SPELLINGS = {
+    "norm": "layernorm",
+    "act": "moe_act",
+    "shared_expert": "shared_experts",
+    "attn": "core_attn",
+    "core_attention": "core_attn",
+}
+"""Short names sources give the modules (Megatron-MoE-ModelZoo's tables write ``norm, act,
+shared_expert``) -> ``RECOMPUTE_MODULES``."""
+
+
+def recompute_module(name: object) -> str | None:
+    """The ``RECOMPUTE_MODULES`` name for a spelling of one module, or None if unknown."""
+    key = spelling_key(name).replace("-", "_")
+    key = RECOMPUTE_MODULE_SPELLINGS.get(key, key)
+    return key if key in RECOMPUTE_MODULES else None
+
+
+def recompute_modules_of(value: object) -> list[str] | None:
+    """The modules a plan's ``recompute`` lists (a list, or a string of names separated by
+    commas, ``+`` or spaces: ``"layernorm, moe"``), or None where it is a mode (``selective``)
+    or not a list of known modules."""
+    if isinstance(value, str):
+        if canonical_recompute(value):
+            return None
+        value = [part for part in re.split(r"[,+\s]+", value) if part]
+    if not isinstance(value, list | tuple) or not value:
+        return None
+    names = [recompute_module(v) if isinstance(v, str) else None for v in value]
+    return None if None in names else [str(n) for n in names]
+
+
+def recompute_module_flags(names: list[str] | tuple[str, ...]) -> dict[str, bool]:
+    """The ``Stack`` fields a list of ``RECOMPUTE_MODULES`` sets (true each)."""
+    return {RECOMPUTE_MODULES[n]: True for n in names if RECOMPUTE_MODULES[n]}
 
 
 def canonical_precision(text: str) -> str | None:

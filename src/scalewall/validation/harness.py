@@ -46,6 +46,7 @@ from scalewall.validation.runs import (
     CaseMessage,
     case_cluster,
 )
+from scalewall.workload import counts
 
 MICRO_BATCH_CANDIDATES = (1, 2, 4, 8, 16)
 MAX_OPEN_MICRO_BATCH = 64
@@ -615,6 +616,11 @@ def predicted_metrics(pred: CasePrediction) -> dict[str, float]:
     peak_tflops = case_cluster(case.hardware).accelerator.peak_16bit_flop_per_s / 1e12
     convention = case.published.get("tflops_convention", "model")
     tflops = row["hardware_tflops"] if convention == "hardware" else row["model_tflops"]
+    if convention == "model-causal":
+        seq = int(case.training["seq_len"])
+        full = counts.model_flop_per_token(case.model, seq)
+        masked = 3.0 * counts.attention_flop_per_token(case.model, seq, causal_half=True)
+        tflops *= (full - masked) / full
     out = {
         "step_time_s": row["step_time_s"],
         "tokens_per_s": row["tokens_per_s"],

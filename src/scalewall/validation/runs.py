@@ -26,7 +26,13 @@ from scalewall.catalog.schema import (
 from scalewall.cluster import default_system
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Stack
-from scalewall.plan.plan import canonical_precision, canonical_recompute
+from scalewall.plan.plan import (
+    RECOMPUTE_MODULES,
+    canonical_precision,
+    canonical_recompute,
+    recompute_module_flags,
+    recompute_modules_of,
+)
 from scalewall.plan.topology import Cluster, make_cluster_from_parts
 from scalewall.stack import resolve_stack
 from scalewall.units import gbps_to_bytes_per_s
@@ -68,7 +74,12 @@ PUBLISHED_METRICS = (
 """Numeric ``published`` keys the format documents; each is compared with its prediction."""
 MEMORY_PARTS = ("weights_grads_optimizer", "activations")
 """Keys of ``published.memory_gib`` (GiB per GPU)."""
-TFLOPS_CONVENTIONS = ("model", "hardware")
+TFLOPS_CONVENTIONS = ("model", "model-causal", "hardware")
+"""How a source counts its TFLOPS: ``model``, Megatron's model FLOPs with the full s x s
+attention square (Narayanan et al. SC'21, eq. 3); ``model-causal``, the same with the masked
+half of the square left out, as NeMo's and Megatron-Bridge's ``flops_utils`` count
+(``causal_self_attn = True``: the attention term times 0.5); ``hardware``, model FLOPs plus
+the recomputed forward."""
 INT_FIELDS = {
     "model": ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab"),
     "training": ("seq_len", "global_batch", "micro_batch", "local_batch"),
@@ -406,6 +417,21 @@ def case_stack(value: Any, where: str = "") -> Stack:
     return resolve_stack(value, where=where)
 
 
+def _case_stack(value: Any, modules: list[str] | None, where: str) -> Stack:
+    """``case_stack`` with the fields a list of Megatron-Core recompute modules sets; such a
+    list on a stack whose selective recompute is not Megatron's is refused."""
+    stack = case_stack(value, where)
+    if not modules:
+        return stack
+    if stack.selective_recompute != "attention":
+        raise SpecError(
+            "plan.recompute",
+            modules,
+            f"none, selective or full: stack {stack.id!r} has no Megatron-Core recompute modules",
+        )
+    return resolve_stack(stack, recompute_module_flags(modules), where=where)
+
+
 MODEL_EXTRA_FIELDS = (
     "head_dim",
     "tied_embeddings",
@@ -635,6 +661,10 @@ def _read_file(path: Path) -> RunsFile:
         try:
             _check_case(raw, {c.id for c in cases})
             raw = _canonical_spellings(raw)
+            modules = recompute_modules_of(raw["plan"].get("recompute"))
+            if modules:
+                # Megatron-Core's recompute modules: selective recompute with their fields set.
+                raw = raw | {"plan": raw["plan"] | {"recompute": "selective"}}
             try:
                 catalog.accelerator(raw["hardware"]["gpu"])
             except SpecError as exc:
@@ -650,7 +680,7 @@ def _read_file(path: Path) -> RunsFile:
                     plan=plan,
                     hardware=raw["hardware"],
                     published=raw["published"],
-                    stack=case_stack(plan.get("stack"), f"{path}: case {label}"),
+                    stack=_case_stack(plan.get("stack"), modules, f"{path}: case {label}"),
                     ignored=ignored_keys(raw),
                     read_warnings=_read_warnings(raw) + _params_warnings(raw, model),
                 )
@@ -760,7 +790,11 @@ def _check_case(raw: Any, seen: set[str]) -> None:
     for section, names in STRING_FIELDS.items():
         for name in names:
             value = raw[section].get(name)
-            if value is not None and not isinstance(value, str):
+            if (section, name) == ("plan", "recompute") and isinstance(value, list):
+                if recompute_modules_of(value) is None:
+                    valid = f"none, selective, full or a list of {', '.join(RECOMPUTE_MODULES)}"
+                    raise SpecError("plan.recompute", value, valid)
+            elif value is not None and not isinstance(value, str):
                 raise SpecError(f"{section}.{name}", value, "a string or null")
     for section, names in NUMBER_FIELDS.items():
         for name in names:
