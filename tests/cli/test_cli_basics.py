@@ -26,7 +26,8 @@ def test_catalog_shows_an_entry_by_the_names_other_commands_accept() -> None:
 
     for kind, name, expected in (
         ("stacks", "torchtitan", "torchtitan-fsdp2"),
-        ("stacks", "megatron-core-0.13", "megatron-core"),
+        ("stacks", "megatron-core-0.12", "megatron-core"),
+        ("stacks", "megatron-core-0.17", "megatron-core-0.13"),
         ("accelerators", "H100", "h100-sxm-80gb"),
         ("models", "llama3-70b", "llama3-70b"),
     ):
