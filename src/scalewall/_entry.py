@@ -18,7 +18,7 @@ from scalewall.perf.assumptions import Efficiency, Stack
 from scalewall.plan.defaults import DEFAULT_GPU, DEFAULT_GPUS, plan_from_fields
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
-from scalewall.stack import StackSpec, resolve_stack
+from scalewall.stack import StackSpec, resolve_stack, with_recompute_modules
 from scalewall.units import DAY_S
 from scalewall.workload.user import model_from_args
 
@@ -36,6 +36,16 @@ if TYPE_CHECKING:
 ModelArg = ModelSpec | str
 ClusterArg = Cluster | str | Path | None
 PlanArg = ParallelPlan | Mapping[str, Any]
+
+
+def _recompute_modules(plan: PlanArg | None, software: Stack) -> tuple[PlanArg | None, Stack]:
+    """A plan mapping whose ``recompute`` lists Megatron-Core recompute modules: selective
+    recompute on the stack with their fields set (``with_recompute_modules``)."""
+    if not isinstance(plan, Mapping) or "recompute" not in plan:
+        return plan, software
+    recompute, software = with_recompute_modules(plan["recompute"], software, "plan.recompute")
+    return {**plan, "recompute": recompute}, software
+
 
 DEFAULT_COST_CLUSTER = "dgx-h100-superpod-1024"
 """``cost`` without a cluster prices the 1,024-GPU DGX H100 SuperPOD."""
@@ -106,6 +116,7 @@ def estimate(
     spec = resolve_model(model)
     resolved = resolve_any_cluster(cluster, gpu, gpus)
     software = resolve_stack(stack, stack_overrides)
+    plan, software = _recompute_modules(plan, software)
     return estimate_step(
         spec,
         resolved,
@@ -204,6 +215,7 @@ def goodput(
     spec = resolve_model(model)
     resolved = resolve_any_cluster(cluster, gpu, gpus)
     software = resolve_stack(stack, stack_overrides)
+    plan, software = _recompute_modules(plan, software)
     storage = storage or DEFAULT_STORAGE
     failure_rates = failure_rates or DEFAULT_FAILURE_RATES
     checkpoint = CheckpointSpec(asynchronous=asynchronous)

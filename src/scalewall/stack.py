@@ -210,6 +210,26 @@ def resolve_stack(
     return stack
 
 
+def with_recompute_modules(recompute: Any, stack: Stack, where: str = "") -> tuple[Any, Stack]:
+    """A recompute given as Megatron-Core's recompute modules (a list, or a string such as
+    ``"layernorm,moe"``: ``plan.recompute_modules_of``) -> ``("selective", the stack with
+    their fields set)``; any other value is returned as it is. A stack without Megatron's
+    selective recompute refuses them."""
+    from scalewall.plan.plan import recompute_module_flags, recompute_modules_of
+
+    modules = recompute_modules_of(recompute)
+    if not modules:
+        return recompute, stack
+    if stack.selective_recompute != "attention":
+        raise SpecError(
+            "recompute",
+            recompute,
+            f"none, selective or full: stack {stack.id!r} has no Megatron-Core recompute modules",
+            where=where,
+        )
+    return "selective", with_overrides(stack, recompute_module_flags(modules), where)
+
+
 __all__ = [
     "DEFAULT_STACK",
     "StackSpec",
@@ -220,4 +240,5 @@ __all__ = [
     "resolve_stack",
     "stack_ids",
     "with_overrides",
+    "with_recompute_modules",
 ]

@@ -57,11 +57,14 @@ def test_fsdp_rows_offload_activations(predictions: dict[str, CasePrediction]) -
     for key, p in fsdp.items():
         assert p.plan.recompute == "none" and p.plan.offload_layers > 0, key
         assert abs(_error(p)) <= 0.10, (key, _error(p))
-    # The same rows on a stack without activation offloading need full recompute.
+    # The same rows on a stack without activation offloading must recompute: the dense MLP
+    # blocks at least (Megatron-Bridge's last selective module), and are then too slow.
     for key, p in fsdp.items():
         stuck = predict_case(replace(p.case, stack=replace(p.case.stack, activation_offload=False)))
-        assert stuck.plan.recompute == "full", key
-        assert _error(stuck) < -0.15, (key, _error(stuck))
+        modules = stuck.chosen.get("recompute_modules", [])
+        recomputes = stuck.plan.recompute == "full" or "mlp" in modules
+        assert recomputes, key
+        assert _error(stuck) < -0.10, (key, _error(stuck))
 
 
 def test_moe_rows_regression_bound(predictions: dict[str, CasePrediction]) -> None:

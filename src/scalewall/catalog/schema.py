@@ -949,6 +949,15 @@ class Stack:
     """Selective recompute checkpoints each MoE block whole: only its input is kept, and the
     router, the dispatch and combine all-to-all, the routed and shared experts run again in
     backward (Megatron-Core ``--recompute-modules moe``, standard checkpointing)."""
+    selective_modules: bool = False
+    """The stack's selective recompute takes Megatron-Core's recompute modules
+    (``TransformerConfig.recompute_modules``), and its users add them by cost until a plan
+    fits before they recompute whole layers (Megatron-Bridge's activation-recompute guide,
+    ``skills/perf-activation-recompute``, 2026: MLA ``mla_up_proj`` first, grouped MoE
+    ``moe_act`` then ``layernorm``, the whole ``moe`` block only after, ``mlp`` as a last
+    resort, full recompute "only when selective recompute does not fit"). A run stated as
+    selective (or with recompute open) whose plans do not fit with the core attention alone
+    is predicted with the first rung of ``harness.module_ladder`` that fits."""
     recompute_shared_experts: bool = False
     """Selective recompute checkpoints the shared experts of each MoE block: their activations
     are not kept and their forward runs again in backward (Megatron-Core ``--recompute-modules

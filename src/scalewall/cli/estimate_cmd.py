@@ -45,7 +45,7 @@ from scalewall.cli.common import (
 from scalewall.cli.output import console, print_json
 from scalewall.plan.defaults import DEFAULT_MODEL, PLAN_DEFAULTS
 from scalewall.plan.format import format_plan
-from scalewall.stack import DEFAULT_STACK
+from scalewall.stack import DEFAULT_STACK, with_recompute_modules
 from scalewall.units import GIB
 
 
@@ -120,6 +120,7 @@ def estimate_command(
     spec = load_model(model)
     resolved = load_cluster(cluster, gpu, gpus)
     software = load_stack(stack, cuda_graphs, stack_set)
+    recompute, software = with_recompute_modules(recompute, software, "--recompute")
     cal = load_calibration(calibration)
     if cal is not None:
         resolved = cal.apply_cluster(resolved)

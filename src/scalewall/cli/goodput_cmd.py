@@ -61,7 +61,7 @@ from scalewall.reliability import (
     spares_table,
 )
 from scalewall.reliability.catalog import DEFAULT_FAILURE_RATES, DEFAULT_STORAGE
-from scalewall.stack import DEFAULT_STACK
+from scalewall.stack import DEFAULT_STACK, with_recompute_modules
 from scalewall.units import DAY_S, HOUR_S
 
 
@@ -200,6 +200,7 @@ def goodput_command(
     if not run_days > 0:
         raise SpecError("run_days", run_days, "must be > 0")
     software = load_stack(stack, cuda_graphs, stack_set)
+    recompute, software = with_recompute_modules(recompute, software, "--recompute")
     cal = load_calibration(calibration)
     where: Any = load_cluster(cluster, gpu, gpus)
     if cal is not None:

@@ -416,7 +416,12 @@ def validate(model: ModelSpec, plan: ParallelPlan, num_gpus: int | None = None) 
             f"batch global_batch/dp = {per_replica:g}",
         )
     if plan.recompute not in RECOMPUTE_MODES:
-        raise SpecError("recompute", plan.recompute, f"one of {', '.join(RECOMPUTE_MODES)}")
+        modules = ", ".join(RECOMPUTE_MODULES)
+        raise SpecError(
+            "recompute",
+            plan.recompute,
+            f"one of {', '.join(RECOMPUTE_MODES)}, or Megatron-Core recompute modules: {modules}",
+        )
     if plan.precision not in PRECISIONS:
         raise SpecError("precision", plan.precision, f"one of {', '.join(PRECISIONS)}")
     if plan.cp_mode not in CP_MODES:

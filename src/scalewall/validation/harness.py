@@ -20,9 +20,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from scalewall import catalog
+from scalewall.catalog.schema import ModelSpec
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Efficiency
-from scalewall.perf.batch import PlanBatch
+from scalewall.perf.batch import RECOMPUTE, PlanBatch
 from scalewall.perf.memory import host_bytes_per_gpu, offload_to_fit
 from scalewall.perf.step import StepArrays, step_model
 from scalewall.plan.plan import (
@@ -32,12 +33,14 @@ from scalewall.plan.plan import (
     balanced_stage_split,
     check_precision,
     default_stage_split,
+    recompute_module_flags,
     rule_stage_split,
     stack_allows,
     stage_layers,
     validate,
 )
 from scalewall.plan.topology import Cluster
+from scalewall.stack import resolve_stack
 from scalewall.units import GIB
 from scalewall.validation.runs import (
     MEMORY_PARTS,
@@ -427,6 +430,8 @@ class _Evaluated:
     model cannot tell from fitting counts)."""
     margin: float
     """``Efficiency.memory.memory_fit_margin_frac``."""
+    modules: tuple[str, ...] = ()
+    """Recompute modules the validator added for a plan to fit (``module_ladder``)."""
 
     @property
     def speed(self) -> FloatArray:
@@ -443,7 +448,57 @@ class _Evaluated:
         return np.where(pool, self.out.tokens_per_s, -np.inf)
 
 
+def module_ladder(model: ModelSpec) -> list[tuple[str, ...]]:
+    """Megatron-Core recompute modules a run adds, cheapest first, until its plan fits
+    (``Stack.selective_modules``; Megatron-Bridge's activation-recompute guide): the MLA up
+    projections and the experts' activation, then the norms feeding separate modules, then the
+    whole MoE block, then the dense MLP blocks. Only modules that act on the model's layers."""
+    mla, moe = bool(model.kv_lora_rank), model.is_moe
+    dense = any(kind.ffn == "dense" for kind in counts.layer_kinds(model))
+    first = (("mla_up_proj",) if mla else ()) + (("moe_act",) if moe else ())
+    norms = ("layernorm",) if (mla or moe) else ()
+    rungs = [first, first + norms]
+    if moe:
+        rungs.append((*(m for m in first + norms if m != "moe_act"), "moe"))
+    if dense:
+        rungs.append((*rungs[-1], "mlp"))
+    out: list[tuple[str, ...]] = []
+    for rung in rungs:
+        if rung and rung not in out:
+            out.append(rung)
+    return out
+
+
 def _evaluate(case: Case, eff: Efficiency, clocks: Mapping[str, float] | None) -> _Evaluated:
+    """Every candidate plan of the case; where its stack adds recompute modules until a plan
+    fits (``Stack.selective_modules``), a selective recompute the case does not spell out that
+    fits no plan is the first rung of ``module_ladder`` that does."""
+    ev = _evaluate_with(case, eff, clocks)
+    stated = case.plan.get("recompute")
+    if (
+        not case.stack.selective_modules
+        or case.recompute_modules
+        or stated not in (None, "selective")
+    ):
+        return ev
+    selective = ev.batch.recompute == RECOMPUTE["selective"]
+    if not selective.any() or (ev.admissible & selective).any():
+        return ev
+    for rung in module_ladder(case.model):
+        flags = recompute_module_flags(list(rung))
+        if all(getattr(case.stack, name) for name in flags):
+            continue
+        variant = replace(case, stack=resolve_stack(case.stack, flags))
+        trial = _evaluate_with(variant, eff, clocks)
+        if (trial.admissible & selective).any():
+            # The modules change only the selective plans: where another one is taken, the
+            # case keeps its own stack.
+            chosen = trial.plans[_choose(trial)]
+            return replace(trial, modules=rung) if chosen.recompute == "selective" else ev
+    return ev
+
+
+def _evaluate_with(case: Case, eff: Efficiency, clocks: Mapping[str, float] | None) -> _Evaluated:
     cluster = case_cluster(case.hardware, clocks)
     plans, free = candidate_plans(case, open_layouts(case, cluster, eff))
     batch = PlanBatch.from_plans(case.model, plans)
@@ -513,7 +568,12 @@ def _prediction(ev: _Evaluated, best: int, eff: Efficiency) -> CasePrediction:
     return CasePrediction(
         case=case,
         plan=plan,
-        chosen={k: getattr(plan, k) for k in ev.free},
+        chosen={k: getattr(plan, k) for k in ev.free}
+        | (
+            {"recompute_modules": list(ev.modules)}
+            if ev.modules and plan.recompute == "selective"
+            else {}
+        ),
         row=_row(out, best),
         memory_gib={k: float(v[best]) / GIB for k, v in out.memory_bytes.items()},
         fits=bool(ev.admissible[best]),

@@ -30,11 +30,10 @@ from scalewall.plan.plan import (
     RECOMPUTE_MODULES,
     canonical_precision,
     canonical_recompute,
-    recompute_module_flags,
     recompute_modules_of,
 )
 from scalewall.plan.topology import Cluster, make_cluster_from_parts
-from scalewall.stack import resolve_stack
+from scalewall.stack import resolve_stack, with_recompute_modules
 from scalewall.units import gbps_to_bytes_per_s
 from scalewall.workload.counts import param_count
 from scalewall.workload.user import model_from_hf_config
@@ -182,6 +181,9 @@ class Case:
     read_warnings: tuple[str, ...] = ()
     """What the reader could not use as given (a transport it does not recognise, say) and
     what it used instead."""
+    recompute_modules: tuple[str, ...] = ()
+    """Megatron-Core recompute modules the case lists (``plan.recompute`` as a list): its
+    selective recompute is exactly these."""
 
     @property
     def group(self) -> str:
@@ -418,18 +420,15 @@ def case_stack(value: Any, where: str = "") -> Stack:
 
 
 def _case_stack(value: Any, modules: list[str] | None, where: str) -> Stack:
-    """``case_stack`` with the fields a list of Megatron-Core recompute modules sets; such a
-    list on a stack whose selective recompute is not Megatron's is refused."""
+    """``case_stack`` with the fields a list of Megatron-Core recompute modules sets
+    (``with_recompute_modules``)."""
     stack = case_stack(value, where)
     if not modules:
         return stack
-    if stack.selective_recompute != "attention":
-        raise SpecError(
-            "plan.recompute",
-            modules,
-            f"none, selective or full: stack {stack.id!r} has no Megatron-Core recompute modules",
-        )
-    return resolve_stack(stack, recompute_module_flags(modules), where=where)
+    try:
+        return with_recompute_modules(modules, stack, where)[1]
+    except SpecError as exc:
+        raise SpecError("plan.recompute", exc.value, exc.valid) from None
 
 
 MODEL_EXTRA_FIELDS = (
@@ -683,6 +682,7 @@ def _read_file(path: Path) -> RunsFile:
                     stack=_case_stack(plan.get("stack"), modules, f"{path}: case {label}"),
                     ignored=ignored_keys(raw),
                     read_warnings=_read_warnings(raw) + _params_warnings(raw, model),
+                    recompute_modules=tuple(modules or ()),
                 )
             )
         except KeyError as exc:

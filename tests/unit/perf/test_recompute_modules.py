@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -172,3 +174,77 @@ def test_causal_tflops_leave_out_the_masked_half_of_the_attention(tmp_path: Path
     assert 0.8 < ratio < 1.0
     got = harness.predicted_metrics(causal)["tflops_per_gpu"]
     assert got == pytest.approx(harness.predicted_metrics(full)["tflops_per_gpu"] * ratio)
+
+
+def test_the_module_ladder_adds_what_acts_on_the_models_layers_cheapest_first() -> None:
+    assert harness.module_ladder(MOE) == [
+        ("moe_act",),
+        ("moe_act", "layernorm"),
+        ("layernorm", "moe"),
+    ]
+    dsv3 = harness.module_ladder(catalog.model("deepseek-v3"))
+    assert dsv3[0] == ("mla_up_proj", "moe_act")
+    assert dsv3[-1] == ("mla_up_proj", "layernorm", "moe", "mlp")
+    assert harness.module_ladder(DENSE) == [("mlp",)]
+
+
+def _long_case(stack: str, recompute: Any) -> dict[str, Any]:
+    """Megatron-MoE-ModelZoo's Qwen3-235B row at 16K tokens on 256 H100 (TP 4, PP 8, VPP 4,
+    EP 8): it ran with --recompute-modules layernorm moe."""
+    case = _case(recompute, stack=stack)
+    case["training"] = {"seq_len": 16384, "global_batch": 256, "micro_batch": 1}
+    case["plan"] |= {"tp": 4, "cp": 1, "sequence_parallel": True}
+    return case
+
+
+def test_a_selective_run_that_fits_only_with_modules_is_given_the_cheapest_that_fit(
+    tmp_path: Path,
+) -> None:
+    runs = _read(
+        tmp_path,
+        _long_case("megatron-core-0.13", "selective"),
+        dict(_long_case("megatron-core", "selective"), id="old"),
+        dict(_long_case("megatron-core-0.13", ["layernorm", "moe_act"]), id="listed"),
+    )
+    laddered, old, listed = (harness.predict_case(c) for c in runs.cases)
+    assert laddered.fits and laddered.chosen["recompute_modules"] == ["layernorm", "moe"]
+    assert laddered.case.stack.recompute_moe
+    # A stack without the modules keeps its selective recompute, which does not fit.
+    assert not old.fits and "recompute_modules" not in old.chosen
+    # Modules the case lists are all it recomputes.
+    assert "recompute_modules" not in listed.chosen
+    assert not listed.case.stack.recompute_moe
+
+
+def test_the_cli_and_the_api_take_the_modules_as_the_recompute() -> None:
+    from scalewall import _entry
+
+    plan = {"tp": 2, "pp": 2, "ep": 8, "seq_len": 4096, "global_batch": 512}
+    stated = {**plan, "recompute": ["layernorm", "moe"]}
+    api = _entry.estimate(
+        "qwen3-235b-a22b", gpu="h100-sxm-80gb", gpus=256, plan=stated, stack="megatron-core-0.13"
+    )
+    flags = _entry.estimate(
+        "qwen3-235b-a22b",
+        gpu="h100-sxm-80gb",
+        gpus=256,
+        plan={**plan, "recompute": "selective"},
+        stack="megatron-core-0.13",
+        stack_overrides={"recompute_layernorm": True, "recompute_moe": True},
+    )
+    assert api.step_time_s == flags.step_time_s
+    args = ["estimate", "-m", "qwen3-235b-a22b", "--gpu", "h100-sxm-80gb", "--gpus", "256"]
+    args += ["--tp", "2", "--pp", "2", "--ep", "8", "--seq-len", "4096", "--global-batch", "512"]
+    cli = run_cli(*args, "--stack", "megatron-core-0.13", "--recompute", "layernorm,moe", "--json")
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout)["step_time_s"] == pytest.approx(api.step_time_s, rel=1e-12)
+    refused = run_cli(*args, "--stack", "torchtitan-fsdp2", "--recompute", "moe")
+    assert refused.returncode == 2
+    assert "torchtitan-fsdp2" in refused.stderr and refused.stderr.strip().count("\n") == 0
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    code = "from scalewall.cli.app import main; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False
+    )
