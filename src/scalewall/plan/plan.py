@@ -100,12 +100,12 @@ def recompute_module(name: object) -> str | None:
 
 def recompute_modules_of(value: object) -> list[str] | None:
     """The modules a plan's ``recompute`` lists (a list, or a string of names separated by
-    commas, ``+`` or spaces: ``"layernorm, moe"``), or None where it is a mode (``selective``)
-    or not a list of known modules."""
+    commas, semicolons, ``+`` or spaces: ``"layernorm, moe"``), or None where it is a mode
+    (``selective``) or not a list of known modules."""
     if isinstance(value, str):
         if canonical_recompute(value):
             return None
-        value = [part for part in re.split(r"[,+\s]+", value) if part]
+        value = [part for part in re.split(r"[,;+\s]+", value) if part]
     if not isinstance(value, list | tuple) or not value:
         return None
     names = [recompute_module(v) if isinstance(v, str) else None for v in value]

@@ -50,6 +50,7 @@ def _layer_bytes(model: Any, plan: ParallelPlan, kind: counts.LayerKind, **flags
 def test_module_spellings_as_sources_write_them() -> None:
     assert recompute_modules_of("layernorm, moe") == ["layernorm", "moe"]
     assert recompute_modules_of("norm, act") == ["layernorm", "moe_act"]
+    assert recompute_modules_of("moe;layernorm") == ["moe", "layernorm"]
     assert recompute_modules_of(["MoE-Act", "shared_expert"]) == ["moe_act", "shared_experts"]
     assert recompute_modules_of("selective") is None
     assert recompute_modules_of("full") is None
