@@ -261,6 +261,26 @@ def recompute_modules_set(stack: Stack) -> bool:
     )
 
 
+def recompute_module_parts(
+    model: ModelSpec, stack: Stack, kind: LayerKind
+) -> tuple[bool, bool, int]:
+    """What Megatron-Core's recompute modules rebuild in a layer of this kind under selective
+    recompute: (the whole FFN block: ``recompute_moe`` for an MoE block, ``recompute_mlp``
+    for a dense one; the shared experts alone, ``recompute_shared_experts``; the norms whose
+    output feeds a separate module, ``recompute_layernorm``: an MoE block's pre-MLP norm
+    unless the block is rebuilt whole, and an MLA block's input norm)."""
+    whole = (kind.ffn == "moe" and stack.recompute_moe) or (
+        kind.ffn == "dense" and stack.recompute_mlp
+    )
+    shared = kind.ffn == "moe" and stack.recompute_shared_experts and not whole
+    norms = 0
+    if stack.recompute_layernorm:
+        norms = int(kind.ffn == "moe" and not whole) + int(
+            kind.mixer == "attention" and bool(model.kv_lora_rank)
+        )
+    return whole, shared, norms
+
+
 def module_recompute_s(
     model: ModelSpec,
     stack: Stack,
@@ -276,19 +296,12 @@ def module_recompute_s(
     all-to-all included; ``recompute_mlp`` a dense MLP block; ``recompute_shared_experts`` the
     shared experts; ``recompute_layernorm`` each norm feeding a separate module."""
     dense, routed, alltoall = ffn_parts
-    whole = (kind.ffn == "moe" and stack.recompute_moe) or (
-        kind.ffn == "dense" and stack.recompute_mlp
-    )
-    result = np.zeros_like(norm_s)
+    whole, shared, norms = recompute_module_parts(model, stack, kind)
+    result = norms * norm_s
     if whole:
         result = result + dense + (routed + alltoall if kind.ffn == "moe" else 0.0)
-    elif kind.ffn == "moe" and stack.recompute_shared_experts:
+    elif shared:
         result = result + dense
-    if stack.recompute_layernorm:
-        unfused = (kind.ffn == "moe" and not whole) + bool(
-            kind.mixer == "attention" and model.kv_lora_rank
-        )
-        result = result + unfused * norm_s
     out: FloatArray = result
     return out
 

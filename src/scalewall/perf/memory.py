@@ -19,7 +19,11 @@ from scalewall.perf.attention import (
 from scalewall.perf.batch import PRECISION, RECOMPUTE, PlanBatch, is_fp4, is_quantized
 from scalewall.perf.compute import ACT_BYTES
 from scalewall.perf.data_parallel import fsdp_whole_stage, shard_groups
-from scalewall.perf.layers import alternate_matmuls, recompute_modules_set
+from scalewall.perf.layers import (
+    alternate_matmuls,
+    recompute_module_parts,
+    recompute_modules_set,
+)
 from scalewall.workload import counts
 from scalewall.workload.counts import LayerKind
 
@@ -174,12 +178,10 @@ def activation_bytes_per_layer(
     modules = (
         stack.selective_recompute == "attention" and kind.ffn != "" and recompute_modules_set(stack)
     )
-    whole_ffn = modules and (
-        (kind.ffn == "moe" and stack.recompute_moe) or (kind.ffn == "dense" and stack.recompute_mlp)
-    )
+    whole_ffn = modules and recompute_module_parts(model, stack, kind)[0]
     if modules:
         selective = p.recompute == RECOMPUTE["selective"]
-        dropped = recompute_module_bytes(model, p, stack, fp8, kind, whole_ffn)
+        dropped = recompute_module_bytes(model, p, fp8, kind, stack)
         per_token = per_token - np.where(selective, dropped, 0.0)
     result: FloatArray = tokens * np.where(p.recompute == RECOMPUTE["full"], layer_input, per_token)
     if kind.ffn == "moe":
@@ -192,37 +194,30 @@ def activation_bytes_per_layer(
 def recompute_module_bytes(
     model: ModelSpec,
     p: PlanBatch,
-    stack: Stack,
     fp8: NDArray[np.bool_],
     kind: LayerKind,
-    whole_ffn: bool,
+    stack: Stack,
 ) -> FloatArray:
     """Bytes per token of a layer's activations that Megatron-Core's recompute modules drop
-    under selective recompute (the routed experts' copies apart, ``activation_bytes_per_layer``):
-    ``Stack.recompute_mlp`` / ``recompute_moe`` keep of the FFN block only its input (the
+    under selective recompute (``layers.recompute_module_parts``; the routed experts' copies
+    apart, ``activation_bytes_per_layer``): a block rebuilt whole keeps only its input (the
     norm output with its FP8 copy, the dropout mask, the dense or shared experts' activations
-    and a LatentMoE block's latent go); ``recompute_shared_experts`` drops the shared experts'
-    activations; ``recompute_layernorm`` drops the output of each norm that feeds a separate
-    module (an MoE block's pre-MLP norm, an MLA block's input norm) as the layer counts it:
-    two bytes per element, one where the linear input is kept in FP8."""
+    and a LatentMoE block's latent go); rebuilt shared experts keep none of theirs; a rebuilt
+    norm drops its output as the layer counts it: two bytes per element, one where the linear
+    input is kept in FP8."""
     hidden = float(model.hidden)
-    sp = p.sequence_parallel > 0
-    replicated_scale = np.where(sp, 1.0 / p.tp, 1.0)
+    whole, shared, norms = recompute_module_parts(model, stack, kind)
+    replicated_scale = np.where(p.sequence_parallel > 0, 1.0 / p.tp, 1.0)
     norm_output = (ACT_BYTES - np.where(fp8, 1.0, 0.0)) * hidden
     ffn = counts.kind_ffn_width(model, kind)
     ffn_acts = moe.ffn_activation_elements(model) * ffn - np.where(fp8, ffn, 0.0)
-    dropped = np.zeros_like(p.tp)
-    if whole_ffn:
+    dropped = norms * norm_output * replicated_scale
+    if whole:
         mask = hidden if model.dropout else 0.0
         latent = ACT_BYTES * model.moe_latent if kind.ffn == "moe" else 0.0
-        dropped = (norm_output + mask) * replicated_scale + (ffn_acts + latent) / p.tp
-    elif kind.ffn == "moe" and stack.recompute_shared_experts:
-        dropped = ffn_acts / p.tp
-    if stack.recompute_layernorm:
-        unfused = (kind.ffn == "moe" and not whole_ffn) + bool(
-            kind.mixer == "attention" and model.kv_lora_rank
-        )
-        dropped = dropped + unfused * norm_output * replicated_scale
+        dropped = dropped + (norm_output + mask) * replicated_scale + (ffn_acts + latent) / p.tp
+    elif shared:
+        dropped = dropped + ffn_acts / p.tp
     result: FloatArray = dropped
     return result
 
