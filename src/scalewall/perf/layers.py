@@ -351,8 +351,9 @@ def layer_times(
         )
         f, b = linear_time_s(tokens[np.newaxis, :], n_arr, k_arr, dev, eff)
         fwd, bwd = f.sum(axis=0), b.sum(axis=0)
-        # The FFN block's linears (dense, shared experts, LatentMoE projections), forward.
-        ffn_fwd = f[first_ffn:].sum(axis=0)
+        # The FFN block's linears (dense, shared experts, LatentMoE projections), forward:
+        # what recompute modules run again.
+        ffn_fwd = f[first_ffn:].sum(axis=0) if recompute_modules_set(stack) else zero
         cast = (tokens * (n_arr + k_arr)).sum(axis=0)
         if not stack.fp8_weight_cache:
             # The weights are quantized again in every micro-batch's forward.
