@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scalewall import catalog
 from scalewall.cluster import resolve_cluster
@@ -249,3 +251,38 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    tp=st.sampled_from([1, 2, 4]),
+    sp=st.booleans(),
+    precision=st.sampled_from(["bf16", "fp8"]),
+    model_id=st.sampled_from(["qwen3-235b-a22b", "deepseek-v3", "llama3-70b"]),
+    modules=st.sets(st.sampled_from(["moe_act", "layernorm", "mla_up_proj", "mlp", "moe"])),
+)
+def test_modules_lie_between_plain_selective_and_full_recompute(
+    tp: int, sp: bool, precision: str, model_id: str, modules: set[str]
+) -> None:
+    """Any set of modules keeps no more activations than plain selective recompute and no
+    fewer than full recompute, and redoes no less work than plain selective."""
+    model = catalog.model(model_id)
+    pp = 1 if model.layers % 4 else 4
+    plan = ParallelPlan(
+        tp=tp,
+        pp=pp,
+        ep=8 if model.is_moe else 1,
+        dp=256 // (tp * pp),
+        global_batch=1024,
+        seq_len=4096,
+        sequence_parallel=sp and tp > 1,
+        precision=precision,
+    )
+    flags = recompute_module_flags(sorted(modules))
+    plain, _, _ = _run(model, plan, "selective")
+    rebuilt, _, _ = _run(model, plan, "selective", **flags)
+    full, _, _ = _run(model, plan, "full")
+    acts = [out.memory_bytes["activations"][0] for out in (plain, rebuilt, full)]
+    assert acts[2] <= acts[1] * (1 + 1e-12) and acts[1] <= acts[0] * (1 + 1e-12)
+    redo = [out.breakdown_s["recompute"][0] for out in (plain, rebuilt)]
+    assert redo[1] >= redo[0] * (1 - 1e-12)
