@@ -246,6 +246,24 @@ def test_the_cli_and_the_api_take_the_modules_as_the_recompute() -> None:
     assert "torchtitan-fsdp2" in refused.stderr and refused.stderr.strip().count("\n") == 0
 
 
+def test_the_modules_a_case_needed_are_in_its_validation_document(tmp_path: Path) -> None:
+    import jsonschema
+
+    from scalewall.schemas import schema
+
+    path = tmp_path / "runs.json"
+    path.write_text(
+        json.dumps(
+            {"format": "scalewall-runs/1", "cases": [_long_case("megatron-core-0.13", None)]}
+        )
+    )
+    result = run_cli("validate", "--cases", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, schema("validation"))
+    assert document["cases"][0]["chosen"]["recompute_modules"] == ["layernorm", "moe"]
+
+
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     code = "from scalewall.cli.app import main; main()"
     return subprocess.run(
