@@ -122,7 +122,7 @@ def _print_report(
             f"{c.published:.4g}",
             f"{c.predicted:.4g}",
             f"{c.error_frac:+.1%}",
-            escape(" ".join(f"{k}={v}" for k, v in c.chosen.items())),
+            escape(" ".join(f"{k}={_value(v)}" for k, v in c.chosen.items())),
         ]
         for c in report.comparisons
     ]
@@ -270,3 +270,8 @@ def print_cross_validation(result: CrossValidation, wide: bool = False) -> None:
 
 def register(app: typer.Typer) -> None:
     app.command("validate")(validate_command)
+
+
+def _value(value: object) -> str:
+    """A chosen value as the CLI takes it (a list of modules as ``layernorm,moe``)."""
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
