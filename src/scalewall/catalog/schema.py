@@ -886,6 +886,12 @@ class Stack:
     pipeline_parallel: bool = True
     """The stack runs pipeline parallelism (pp > 1). PyTorch FSDP with a data-parallel trainer
     (LLM Foundry/Composer, Hugging Face) and DeepSpeed's ZeRO-2/3 engine do not."""
+    context_parallel: bool = True
+    """The stack runs context parallelism (cp > 1: the sequence split over ranks, ring or
+    all-to-all attention): Megatron-Core since 2024 and the stacks built on it, torchtitan, Meta's
+    Llama 3 stack; not Megatron-LM 2021-2022 or the Megatron-DeepSpeed of BLOOM and MT-NLG,
+    whose arguments have tensor and pipeline sizes only, nor the data-parallel-only trainers. A
+    run that leaves cp open is predicted with 1 on those."""
     pipeline_split: str = "megatron"
     """How the stack lays the decoder layers on the pipeline stages when the run does not say
     (``validate`` with the split open). ``megatron``: Megatron-Core's rules (an even split, else

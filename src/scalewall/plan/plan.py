@@ -498,16 +498,18 @@ def _check_offload(model: ModelSpec, plan: ParallelPlan) -> None:
 
 def stack_allows(stack: Stack, field_name: str, value: object) -> str | None:
     """Why ``stack`` cannot run a plan whose ``field_name`` is ``value`` (the valid values, as
-    a SpecError states them), or None where it can: tensor and pipeline parallelism, an
+    a SpecError states them), or None where it can: tensor, pipeline and context parallelism, an
     interleaved schedule, sequence parallelism and selective recompute only where the stack
-    implements them (``Stack.tensor_parallel``, ``pipeline_parallel``, ``interleaved_pipeline``,
-    ``sequence_parallel_support``, ``selective_recompute``) and activation offloading
-    (``Stack.activation_offload``)."""
+    implements them (``Stack.tensor_parallel``, ``pipeline_parallel``, ``context_parallel``,
+    ``interleaved_pipeline``, ``sequence_parallel_support``, ``selective_recompute``) and
+    activation offloading (``Stack.activation_offload``)."""
     several = isinstance(value, int) and value > 1
     if field_name == "tp" and several and not stack.tensor_parallel:
         return f"1: {stack.id} runs no tensor parallelism"
     if field_name == "pp" and several and not stack.pipeline_parallel:
         return f"1: {stack.id} runs no pipeline parallelism"
+    if field_name == "cp" and several and not stack.context_parallel:
+        return f"1: {stack.id} runs no context parallelism"
     if field_name == "vpp" and several and not stack.interleaved_pipeline:
         return f"1: {stack.id} runs no interleaved pipeline schedule"
     if field_name == "sequence_parallel" and value and not stack.sequence_parallel_support:
@@ -520,11 +522,12 @@ def stack_allows(stack: Stack, field_name: str, value: object) -> str | None:
     return None
 
 
-STACK_PLAN_FIELDS = ("tp", "pp", "vpp", "sequence_parallel", "recompute", "offload_layers")
+STACK_PLAN_FIELDS = ("tp", "pp", "cp", "vpp", "sequence_parallel", "recompute", "offload_layers")
 """The plan fields a stack's capabilities restrict (``stack_allows``)."""
 STACK_FALLBACKS: dict[str, object] = {
     "tp": 1,
     "pp": 1,
+    "cp": 1,
     "vpp": 1,
     "sequence_parallel": False,
     "recompute": "full",

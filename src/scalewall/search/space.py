@@ -79,8 +79,8 @@ class SearchSpace:
     the stack can (``Stack.activation_offload``)."""
 
     def for_stack(self, stack: Stack) -> SearchSpace:
-        """This space less the plans ``stack`` cannot run (``plan.stack_allows``): no tensor
-        or pipeline parallelism, no interleaved schedule, no sequence parallelism or no
+        """This space less the plans ``stack`` cannot run (``plan.stack_allows``): no tensor,
+        pipeline or context parallelism, no interleaved schedule, no sequence parallelism or no
         selective recompute where the stack has none; a space left with nothing to try is the
         error of the field that emptied it."""
         changes: dict[str, Any] = {}
@@ -94,6 +94,11 @@ class SearchSpace:
             if self.pp_values and 1 not in self.pp_values:
                 raise SpecError("pp", self.pp_values[0], no_pipeline)
             changes["pp_values"] = (1,)
+        no_context = stack_allows(stack, "cp", 2)
+        if no_context is not None:
+            if self.cp_values and 1 not in self.cp_values:
+                raise SpecError("cp", self.cp_values[0], no_context)
+            changes["cp_values"] = (1,)
         if stack_allows(stack, "vpp", 2) is not None:
             changes["max_vpp"] = 1
         if stack_allows(stack, "sequence_parallel", True) is not None:

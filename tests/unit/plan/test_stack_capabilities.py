@@ -44,6 +44,8 @@ PLAN = ParallelPlan(
         ("llm-foundry", "tp", 4),
         ("deepspeed-zero3", "pp", 4),
         ("nanotron", "vpp", 2),
+        ("megatron-lm-2022", "cp", 2),
+        ("megatron-deepspeed", "cp", 2),
     ],
 )
 def test_a_plan_the_stack_cannot_run_is_refused(stack: str, field: str, value: object) -> None:
@@ -56,6 +58,9 @@ def test_stacks_that_implement_them_take_every_choice() -> None:
     plan = replace(PLAN, tp=4, dp=4, vpp=2, sequence_parallel=True, recompute="selective")
     for stack in ("megatron-core", "megatron-lm-2022", "torchtitan", "nemo-24.07"):
         validate_for_stack(plan, resolve_stack(stack))
+    context = replace(plan, dp=2, cp=2)
+    for stack in ("megatron-core", "torchtitan", "nemo-24.07", "megatron-bridge"):
+        validate_for_stack(context, resolve_stack(stack))
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -112,6 +117,36 @@ def test_open_fields_take_only_what_the_stack_runs() -> None:
     plan = {**case.plan, "vpp": None, "sequence_parallel": None, "recompute": None}
     chosen = predict_case(replace(case, plan=plan)).plan
     assert chosen.vpp == 1 and not chosen.sequence_parallel and chosen.recompute != "selective"
+
+
+def test_an_open_context_parallel_width_is_one_on_a_stack_without_it(tmp_path: Path) -> None:
+    # GPT-NeoX-20B (Black et al. 2022: 96 A100 40GB, TP 2, PP 4) stated without a
+    # context-parallel width, as its paper (2022: no such thing) states it. With context
+    # parallelism allowed the open layout would split its 2,048 tokens over two ranks.
+    neox = {
+        "id": "neox20b",
+        "model": {"layers": 44, "hidden": 6144, "heads": 64, "ffn_hidden": 24576},
+        "hardware": {"gpu": "a100-sxm-40gb", "gpus": 96},
+        "training": {"seq_len": 2048, "global_batch": 1536, "micro_batch": 4},
+        "plan": {"tp": 2, "pp": 4, "zero": 1, "stack": "gpt-neox"},
+        "published": {"tflops_per_gpu": 117.0, "tflops_convention": "hardware"},
+    }
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"format": "scalewall-runs/1", "cases": [neox]}))
+    case = read_runs(path)[0]
+    assert predict_case(case).plan.cp == 1
+    able = replace(case, stack=replace(case.stack, context_parallel=True))
+    assert predict_case(able).plan.cp > 1
+    fsdp = search(
+        "llama2-7b",
+        gpu="h100-sxm-80gb",
+        gpus=64,
+        global_batch=64,
+        seq_len=32768,
+        stack="pytorch-fsdp-full-shard",
+        top_k=20,
+    )
+    assert fsdp.top and all(r.plan.cp == 1 for r in fsdp.top)
 
 
 def test_a_stated_field_the_stack_cannot_run_is_kept_with_a_warning(tmp_path: Path) -> None:
