@@ -104,7 +104,12 @@ VppOpt = Annotated[
     typer.Option(help=f"Virtual stages per pipeline rank (default {PLAN_DEFAULTS.vpp})."),
 ]
 DpOpt = Annotated[int | None, typer.Option(help="Data-parallel replicas (default: fill).")]
-CpOpt = Annotated[int, typer.Option(help="Context-parallel width.")]
+CpOpt = Annotated[
+    int | None,
+    typer.Option(
+        help=f"Context-parallel width (default {PLAN_DEFAULTS.cp}; 1 where the stack has none)."
+    ),
+]
 EpOpt = Annotated[
     int | None,
     typer.Option(

@@ -94,7 +94,7 @@ def estimate_command(
     pp: PpOpt = None,
     vpp: VppOpt = None,
     dp: DpOpt = None,
-    cp: CpOpt = PLAN_DEFAULTS.cp,
+    cp: CpOpt = None,
     ep: EpOpt = None,
     etp: EtpOpt = PLAN_DEFAULTS.etp,
     cp_mode: CpModeOpt = PLAN_DEFAULTS.cp_mode,

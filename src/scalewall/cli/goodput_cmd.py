@@ -142,7 +142,7 @@ def goodput_command(
     pp: PpOpt = None,
     vpp: VppOpt = None,
     dp: DpOpt = None,
-    cp: CpOpt = PLAN_DEFAULTS.cp,
+    cp: CpOpt = None,
     ep: EpOpt = None,
     etp: EtpOpt = PLAN_DEFAULTS.etp,
     cp_mode: CpModeOpt = PLAN_DEFAULTS.cp_mode,
