@@ -868,6 +868,12 @@ class Stack:
     plan that fits is taken. Megatron-LM 2021's and Megatron-DeepSpeed's runs all checkpoint
     whole layers (``full``); having no selective mode, those stacks' CLI and API defaults fall
     back to full already (``plan.STACK_FALLBACKS``)."""
+    usual_vpp: int = 0
+    """The virtual stages per pipeline rank the stack runs unless told otherwise, taken where a
+    run leaves ``vpp`` open (``validate``); 0: no such default, the fastest schedule that fits
+    is taken (Megatron's large runs interleave where it pays). torchtitan: 1, its default
+    schedule is single-stage 1F1B (``pipeline_parallel_schedule = "1F1B"``); looped schedules
+    are asked for by name."""
     selective_recompute: str = "attention"
     """What selective recompute rebuilds in backward. ``attention``: the core attention
     (QK^T, softmax, dropout, AV), keeping every linear's input (Korthikanti et al. 2022 Sec. 5;
@@ -1060,6 +1066,7 @@ _STACK_POSITIVE = (
     "moe_combine_bytes",
 )
 _STACK_NON_NEGATIVE = (
+    "usual_vpp",
     "grad_bucket_params",
     "grad_bucket_params_per_dp_rank",
     "elementwise_bytes_per_hidden",

@@ -222,7 +222,7 @@ def _options(case: Case, layout: Mapping[str, int] | None = None) -> dict[str, l
         split = ParallelPlan(pp=pp, first_stage_layers=first, last_stage_layers=last)
         first_layers, middle, _ = stage_layers(model, split)
         fulls.add(middle or first_layers)
-    vpp = plan.get("vpp")
+    vpp = plan.get("vpp") or case.stack.usual_vpp
     divisors = sorted({v for full in fulls for v in range(1, full + 1) if full % v == 0})
     opts["vpp"] = [vpp] if vpp else divisors
     sp = plan.get("sequence_parallel")

@@ -164,3 +164,20 @@ def test_a_stated_field_the_stack_cannot_run_is_kept_with_a_warning(tmp_path: Pa
     assert len(doc["cases"]) == 1
     warned = [w for w in doc["warnings"] if "sequence_parallel" in w["text"]]
     assert len(warned) == 1 and "no sequence parallelism" in warned[0]["text"]
+
+
+def test_an_open_schedule_is_the_stacks_usual_one() -> None:
+    # torchtitan's Llama 3.1 405B run on 512 H100 with its schedule left open: torchtitan runs
+    # single-stage 1F1B unless a looped schedule is named, so no interleaving is assumed;
+    # a Megatron stack takes the fastest schedule.
+    from scalewall.validation.runs import torchtitan_runs_path
+
+    case = next(
+        c
+        for c in read_runs(torchtitan_runs_path())
+        if c.id == "torchtitan_h100_llama3.1-405b_3d_1f1b_512gpu"
+    )
+    open_vpp = replace(case, plan={**case.plan, "vpp": None})
+    assert predict_case(open_vpp).plan.vpp == 1
+    megatron = replace(open_vpp, stack=replace(open_vpp.stack, usual_vpp=0))
+    assert predict_case(megatron).plan.vpp > 1
