@@ -154,7 +154,7 @@ def open_layouts(case: Case, cluster: Cluster, eff: Efficiency) -> list[dict[str
     space = SearchSpace(
         precisions=(_precision(case),),
         tp_values=held("tp"),
-        pp_values=held("pp"),
+        pp_values=held("pp") or _split_stages(case),
         cp_values=held("cp"),
         ep_values=held("ep") if case.model.is_moe else (1,),
         micro_batch_values=(micro,) if micro else (),
@@ -289,6 +289,25 @@ def _precision(case: Case) -> str:
     except SpecError as exc:
         raise SpecError("training.precision", precision, exc.valid) from None
     return str(precision)
+
+
+def _split_stages(case: Case) -> tuple[int, ...]:
+    """The pipeline widths that can hold the first and last stage layers a case states with
+    its ``pp`` open (empty: it states none, every width may)."""
+    first, last = case.plan.get("first_stage_layers"), case.plan.get("last_stage_layers")
+    if not (first or last):
+        return ()
+    out = []
+    for pp in range(2, min(case.model.layers, case.hardware["gpus"]) + 1):
+        if case.hardware["gpus"] % pp:
+            continue
+        split = ParallelPlan(pp=pp, first_stage_layers=first or 0, last_stage_layers=last or 0)
+        try:
+            stage_layers(case.model, split)
+        except SpecError:
+            continue
+        out.append(pp)
+    return tuple(out)
 
 
 def _stage_splits(case: Case, pp: int) -> list[tuple[int, int]]:

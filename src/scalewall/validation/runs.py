@@ -660,6 +660,10 @@ def _read_file(path: Path) -> RunsFile:
         try:
             _check_case(raw, {c.id for c in cases})
             raw = _canonical_spellings(raw)
+            layout = raw["plan"].get("pipeline_layout")
+            if layout and raw["plan"].get("pp") is None:
+                # A stated layout states the stages: pp is its length.
+                raw = raw | {"plan": raw["plan"] | {"pp": len(layout)}}
             modules = recompute_modules_of(raw["plan"].get("recompute"))
             if modules:
                 # Megatron-Core's recompute modules: selective recompute with their fields set.

@@ -181,3 +181,24 @@ def test_an_open_schedule_is_the_stacks_usual_one() -> None:
     assert predict_case(open_vpp).plan.vpp == 1
     megatron = replace(open_vpp, stack=replace(open_vpp.stack, usual_vpp=0))
     assert predict_case(megatron).plan.vpp > 1
+
+
+def test_a_stated_stage_split_holds_an_open_pipeline_width(tmp_path: Path) -> None:
+    # BLOOM's 12-stage layout stated without pp: the layout's length is the width.
+    data = json.loads(deepspeed_pipeline_runs_path().read_text())
+    bloom = next(c for c in data["cases"] if c["id"] == "bloom_176b_384gpu")
+    bloom["plan"] = {k: v for k, v in bloom["plan"].items() if k not in ("pp", "dp")}
+    # DeepSeek-V3's first and last stages (15 and 14 of 61 layers) stated with tp, pp and dp
+    # open: only widths that can hold them are searched.
+    from scalewall.validation.runs import frontier_runs_path
+
+    frontier = json.loads(frontier_runs_path().read_text())
+    dsv3 = next(c for c in frontier["cases"] if c["id"] == "frontier_mb2511_dsv3_gb200_256_bf16")
+    dsv3["plan"] = {k: v for k, v in dsv3["plan"].items() if k not in ("tp", "pp", "dp")}
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"format": "scalewall-runs/1", "cases": [bloom, dsv3]}))
+    first, second = read_runs(path)
+    assert first.plan["pp"] == 12
+    assert predict_case(first).plan.pp == 12
+    chosen = predict_case(second).plan
+    assert chosen.pp >= 3 and chosen.first_stage_layers == 15 and chosen.last_stage_layers == 14
