@@ -62,6 +62,11 @@ class SearchSpace:
     """Only these pipeline depths (empty: every valid one)."""
     cp_values: tuple[int, ...] = ()
     """Only these context-parallel widths (empty: every valid one up to ``max_cp``)."""
+    dp_values: tuple[int, ...] = ()
+    """Only these data-parallel widths (empty: whatever the other widths leave)."""
+    vpp_values: tuple[int, ...] = ()
+    """Only these virtual stages per pipeline rank (empty: every valid one up to
+    ``max_vpp``)."""
     ep_values: tuple[int, ...] = ()
     """MoE models: only these expert-parallel widths (empty: every divisor of the routed
     experts that divides tp x cp x dp / etp, up to ``max_ep``). Dense models: 1."""
@@ -228,7 +233,7 @@ def parallel_shapes(
             if cp > space.max_cp or seq_len % cp or not space.allows("cp", cp):
                 continue
             for pp in divisors(num_gpus // (tp * cp)):
-                if not space.allows("pp", pp):
+                if not space.allows("pp", pp) or not space.allows("dp", num_gpus // (tp * cp * pp)):
                     continue
                 if stage_splits(model.layers, pp, space.max_stage_trim):
                     shapes.append((tp, cp, pp, num_gpus // (tp * cp * pp)))
@@ -267,7 +272,8 @@ def structures(
                 continue
             for first, middle, last in splits:
                 full = middle or first
-                for vpp in _vpp_candidates(full, pp, per_replica // mb, space.max_vpp):
+                vpps = _vpp_candidates(full, pp, per_replica // mb, space.max_vpp)
+                for vpp in (v for v in vpps if space.allows("vpp", v)):
                     rows.append((tp, cp, pp, dp, mb, vpp, first, middle, last))
     if not rows:
         raise _batch_error(global_batch, num_gpus, sorted({dp for *_, dp in shapes}))

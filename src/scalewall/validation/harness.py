@@ -156,6 +156,9 @@ def open_layouts(case: Case, cluster: Cluster, eff: Efficiency) -> list[dict[str
         tp_values=held("tp"),
         pp_values=held("pp") or _split_stages(case),
         cp_values=held("cp"),
+        dp_values=held("dp"),
+        vpp_values=held("vpp"),
+        max_vpp=max(SearchSpace.max_vpp, int(plan.get("vpp") or 1)),
         ep_values=held("ep") if case.model.is_moe else (1,),
         micro_batch_values=(micro,) if micro else (),
         max_micro_batch=max(SearchSpace.max_micro_batch, micro),
@@ -212,8 +215,10 @@ def _options(case: Case, layout: Mapping[str, int] | None = None) -> dict[str, l
         "seq_len": [training["seq_len"]],
     }
     gb = training.get("global_batch")
-    opts["global_batch"] = [gb] if gb else [dp * pp * k for k in PER_REPLICA_BATCH_MULTIPLES]
     mb = training.get("micro_batch")
+    # An open batch: per replica, 1-8 times pp micro-batches of the stated micro-batch.
+    unit = dp * pp * (mb or 1)
+    opts["global_batch"] = [gb] if gb else [unit * k for k in PER_REPLICA_BATCH_MULTIPLES]
     opts["micro_batch"] = [mb] if mb else _open_micro_batches(gb, dp, pp)
     opts["local_batch"] = [training.get("local_batch") or 0]
     splits = _stage_splits(case, pp)
@@ -292,20 +297,22 @@ def _precision(case: Case) -> str:
 
 
 def _split_stages(case: Case) -> tuple[int, ...]:
-    """The pipeline widths that can hold the first and last stage layers a case states with
-    its ``pp`` open (empty: it states none, every width may)."""
+    """The pipeline widths that can hold what a case states with its ``pp`` open: its first
+    and last stage layers, or an interleaved schedule (``vpp`` > 1 needs stages to
+    interleave); empty where it states neither, every width may."""
     first, last = case.plan.get("first_stage_layers"), case.plan.get("last_stage_layers")
-    if not (first or last):
+    if not (first or last or (case.plan.get("vpp") or 1) > 1):
         return ()
     out = []
     for pp in range(2, min(case.model.layers, case.hardware["gpus"]) + 1):
         if case.hardware["gpus"] % pp:
             continue
-        split = ParallelPlan(pp=pp, first_stage_layers=first or 0, last_stage_layers=last or 0)
-        try:
-            stage_layers(case.model, split)
-        except SpecError:
-            continue
+        if first or last:
+            split = ParallelPlan(pp=pp, first_stage_layers=first or 0, last_stage_layers=last or 0)
+            try:
+                stage_layers(case.model, split)
+            except SpecError:
+                continue
         out.append(pp)
     return tuple(out)
 
@@ -509,7 +516,8 @@ def _evaluate(case: Case, eff: Efficiency, clocks: Mapping[str, float] | None) -
             continue
         variant = replace(case, stack=resolve_stack(case.stack, flags))
         trial = _evaluate_with(variant, eff, clocks)
-        if (trial.admissible & selective).any():
+        # The variant's candidates are its own: an open layout is searched with its stack.
+        if (trial.admissible & (trial.batch.recompute == RECOMPUTE["selective"])).any():
             # The modules change only the selective plans: where another one is taken, the
             # case keeps its own stack.
             chosen = trial.plans[_choose(trial)]

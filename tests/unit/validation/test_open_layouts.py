@@ -1,0 +1,56 @@
+"""Widths a source leaves open while it states others: the validator's layout search holds
+every stated width (dp and vpp included), and an open batch is made of the stated
+micro-batch, so a statement that names only some fields is predicted, not refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scalewall.validation.harness import compare, predict_case
+from scalewall.validation.runs import _data_path, read_runs
+
+
+def _case(file: str, case_id: str) -> dict[str, Any]:
+    data = json.loads(_data_path(file).read_text())
+    case: dict[str, Any] = next(c for c in data["cases"] if c["id"] == case_id)
+    return case
+
+
+def _predict(tmp_path: Path, case: dict[str, Any]):  # type: ignore[no-untyped-def]
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"format": "scalewall-runs/1", "cases": [case]}))
+    return predict_case(read_runs(path)[0])
+
+
+@pytest.mark.parametrize(
+    ("file", "case_id"),
+    [
+        # NeMo 25.02's Llama 3 405B on 128 B200: dp 2, cp 2 and vpp 8 stated, tp and pp open.
+        ("nemo_tables_runs.json", "nemo2502_llama3_405b_b200_128_fp8cs"),
+        # torchtitan's interleaved 405B row: dp 8 and vpp 2 stated, tp and pp open.
+        ("torchtitan_runs.json", "torchtitan_h100_llama3.1-405b_3d_interleaved_512gpu"),
+    ],
+)
+def test_stated_dp_and_vpp_hold_when_tp_and_pp_are_open(
+    tmp_path: Path, file: str, case_id: str
+) -> None:
+    case = _case(file, case_id)
+    stated = dict(case["plan"])
+    case["plan"] = {**stated, "tp": None, "pp": None}
+    pred = _predict(tmp_path, case)
+    assert pred.plan.dp == stated["dp"] and pred.plan.vpp == stated["vpp"]
+    assert pred.plan.pp > 1 and "tp" in pred.chosen and "pp" in pred.chosen
+
+
+def test_an_open_batch_is_made_of_the_stated_micro_batch(tmp_path: Path) -> None:
+    # LLM Foundry's MPT-30B on 8 A100 at micro-batch 3, its global batch left open.
+    case = _case("fsdp_a100_runs.json", "llmfoundry_a10080_mpt30b_s2048_8gpu")
+    case["training"] = {**case["training"], "global_batch": None}
+    pred = _predict(tmp_path, case)
+    assert pred.plan.micro_batch == 3
+    assert pred.plan.global_batch % (3 * pred.plan.dp) == 0
+    assert compare(pred)
