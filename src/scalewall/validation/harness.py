@@ -144,15 +144,17 @@ def open_layouts(case: Case, cluster: Cluster, eff: Efficiency) -> list[dict[str
     from scalewall.search.space import SearchSpace
 
     plan, training = case.plan, case.training
+    derived = _derived_width(case)
 
     def held(name: str) -> tuple[int, ...]:
-        value = plan.get(name)
+        value = plan.get(name) or derived.get(name)
         return (int(value),) if value else ()
 
     etp = plan.get("etp")
     micro = int(training.get("micro_batch") or 0)
     space = SearchSpace(
         precisions=(_precision(case),),
+        tp_beyond_scale_up="tp" in derived,
         tp_values=held("tp"),
         pp_values=held("pp") or _split_stages(case),
         cp_values=held("cp"),
@@ -294,6 +296,23 @@ def _precision(case: Case) -> str:
     except SpecError as exc:
         raise SpecError("training.precision", precision, exc.valid) from None
     return str(precision)
+
+
+def _derived_width(case: Case) -> dict[str, int]:
+    """The one width of tp, pp and cp a case leaves open when it states the others and dp:
+    the GPUs they leave (a TP width across nodes included, as the run had it)."""
+    plan, gpus = case.plan, int(case.hardware["gpus"])
+    names = ("tp", "pp", "cp")
+    open_names = [k for k in names if plan.get(k) is None]
+    if len(open_names) != 1 or not plan.get("dp"):
+        return {}
+    stated = int(plan["dp"])
+    for k in names:
+        if k not in open_names:
+            stated *= int(plan[k])
+    if gpus % stated:
+        return {}
+    return {open_names[0]: gpus // stated}
 
 
 def _split_stages(case: Case) -> tuple[int, ...]:

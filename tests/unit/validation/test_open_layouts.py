@@ -54,3 +54,12 @@ def test_an_open_batch_is_made_of_the_stated_micro_batch(tmp_path: Path) -> None
     assert pred.plan.micro_batch == 3
     assert pred.plan.global_batch % (3 * pred.plan.dp) == 0
     assert compare(pred)
+
+
+def test_the_one_open_width_is_what_the_stated_ones_leave(tmp_path: Path) -> None:
+    # nanotron's Llama 8B on 16 nodes with DP 8 and PP 1 stated and TP left open: 128 GPUs
+    # leave TP 16, across two 8-GPU nodes as the run had it (a search would stop at 8).
+    case = _case("nanotron_playbook_runs.json", "nanotron_usp_8b_16n_dp8_tp16_mbs4_z0")
+    case["plan"] = {**case["plan"], "tp": None}
+    pred = _predict(tmp_path, case)
+    assert pred.plan.tp == 16 and pred.plan.dp == 8
