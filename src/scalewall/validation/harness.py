@@ -320,20 +320,44 @@ def _split_stages(case: Case) -> tuple[int, ...]:
     and last stage layers, or an interleaved schedule (``vpp`` > 1 needs stages to
     interleave); empty where it states neither, every width may."""
     first, last = case.plan.get("first_stage_layers"), case.plan.get("last_stage_layers")
-    if not (first or last or (case.plan.get("vpp") or 1) > 1):
+    vpp = int(case.plan.get("vpp") or 1)
+    if not (first or last or vpp > 1):
         return ()
     out = []
     for pp in range(2, min(case.model.layers, case.hardware["gpus"]) + 1):
         if case.hardware["gpus"] % pp:
             continue
-        if first or last:
-            split = ParallelPlan(pp=pp, first_stage_layers=first or 0, last_stage_layers=last or 0)
-            try:
-                stage_layers(case.model, split)
-            except SpecError:
-                continue
+        if (first or last) and not _holds(case, pp, first or 0, last or 0, vpp):
+            continue
+        if not (first or last) and not any(
+            _holds(case, pp, a, b, vpp) for a, b in _safe_splits(case, pp)
+        ):
+            continue
         out.append(pp)
     return tuple(out)
+
+
+def _safe_splits(case: Case, pp: int) -> list[tuple[int, int]]:
+    """``_stage_splits``, or none where ``pp`` cannot split the layers at all."""
+    try:
+        return _stage_splits(case, pp)
+    except SpecError:
+        return []
+
+
+def _holds(case: Case, pp: int, first: int, last: int, vpp: int) -> bool:
+    """Whether ``pp`` stages split (first, last) hold the model's layers and ``vpp`` virtual
+    stages each (``plan.validate``'s rule: an even split's stages divide into vpp chunks, an
+    uneven one's busiest stage has a layer per chunk)."""
+    split = ParallelPlan(pp=pp, first_stage_layers=first, last_stage_layers=last)
+    try:
+        first_layers, middle, _ = stage_layers(case.model, split)
+    except SpecError:
+        return False
+    full = middle or first_layers
+    if vpp <= 1:
+        return True
+    return full >= vpp if (first or last) else full % vpp == 0
 
 
 def _stage_splits(case: Case, pp: int) -> list[tuple[int, int]]:

@@ -63,3 +63,13 @@ def test_the_one_open_width_is_what_the_stated_ones_leave(tmp_path: Path) -> Non
     case["plan"] = {**case["plan"], "tp": None}
     pred = _predict(tmp_path, case)
     assert pred.plan.tp == 16 and pred.plan.dp == 8
+
+
+def test_an_open_pipeline_is_one_the_stated_interleaving_fits(tmp_path: Path) -> None:
+    # Qwen3-235B (94 layers) on 256 B300 with VP 4 stated and tp, pp, ep and the micro-batch
+    # open: two stages of 47 layers cannot interleave 4 ways, so the search may not offer them.
+    case = _case("megatron_bridge_tables_runs.json", "mbtables_mb2602_qwen3_235b_b300_256_mxfp8")
+    case["plan"] = {**case["plan"], "tp": None, "pp": None, "ep": None}
+    case["training"] = {**case["training"], "micro_batch": None}
+    pred = _predict(tmp_path, case)
+    assert pred.plan.vpp == 4 and pred.plan.pp > 2
