@@ -84,17 +84,23 @@ def test_estimate_refuses_and_the_cli_says_it_in_one_line() -> None:
     assert "vpp" in result.stderr
 
 
-def test_search_proposes_only_what_the_stack_runs() -> None:
-    fsdp = search(
+def _fsdp_top(global_batch: int, seq_len: int) -> list[ParallelPlan]:
+    """The 20 best plans for Llama 2 7B on 64 H100 under PyTorch FSDP."""
+    result = search(
         "llama2-7b",
         gpu="h100-sxm-80gb",
         gpus=64,
-        global_batch=256,
-        seq_len=4096,
+        global_batch=global_batch,
+        seq_len=seq_len,
         stack="pytorch-fsdp-full-shard",
         top_k=20,
     )
-    assert fsdp.top and all(r.plan.pp == 1 and r.plan.tp == 1 for r in fsdp.top)
+    assert result.top
+    return [r.plan for r in result.top]
+
+
+def test_search_proposes_only_what_the_stack_runs() -> None:
+    assert all(p.pp == 1 and p.tp == 1 for p in _fsdp_top(256, 4096))
     deepspeed = search(
         "llama2-13b",
         gpu="a100-sxm-80gb",
@@ -137,16 +143,7 @@ def test_an_open_context_parallel_width_is_one_on_a_stack_without_it(tmp_path: P
     assert predict_case(case).plan.cp == 1
     able = replace(case, stack=replace(case.stack, context_parallel=True))
     assert predict_case(able).plan.cp > 1
-    fsdp = search(
-        "llama2-7b",
-        gpu="h100-sxm-80gb",
-        gpus=64,
-        global_batch=64,
-        seq_len=32768,
-        stack="pytorch-fsdp-full-shard",
-        top_k=20,
-    )
-    assert fsdp.top and all(r.plan.cp == 1 for r in fsdp.top)
+    assert all(p.cp == 1 for p in _fsdp_top(64, 32768))
 
 
 def test_a_stated_field_the_stack_cannot_run_is_kept_with_a_warning(tmp_path: Path) -> None:
