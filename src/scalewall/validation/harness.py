@@ -327,13 +327,9 @@ def _split_stages(case: Case) -> tuple[int, ...]:
     for pp in range(2, min(case.model.layers, case.hardware["gpus"]) + 1):
         if case.hardware["gpus"] % pp:
             continue
-        if (first or last) and not _holds(case, pp, first or 0, last or 0, vpp):
-            continue
-        if not (first or last) and not any(
-            _holds(case, pp, a, b, vpp) for a, b in _safe_splits(case, pp)
-        ):
-            continue
-        out.append(pp)
+        # The stated split, or the candidates an open one takes (``_stage_splits``).
+        if any(_holds(case, pp, a, b, vpp) for a, b in _safe_splits(case, pp)):
+            out.append(pp)
     return tuple(out)
 
 
@@ -631,6 +627,9 @@ def _simplest(
 
 def _prediction(ev: _Evaluated, best: int, eff: Efficiency) -> CasePrediction:
     case, out, plan = ev.case, ev.out, ev.plans[best]
+    chosen: dict[str, Any] = {k: getattr(plan, k) for k in ev.free}
+    if ev.modules and plan.recompute == "selective":
+        chosen["recompute_modules"] = list(ev.modules)
     full = replace(plan, recompute="full", sequence_parallel=False)
     full_out = step_model(
         case.model, ev.cluster, PlanBatch.from_plans(case.model, [full]), eff, case.stack
@@ -638,12 +637,7 @@ def _prediction(ev: _Evaluated, best: int, eff: Efficiency) -> CasePrediction:
     return CasePrediction(
         case=case,
         plan=plan,
-        chosen={k: getattr(plan, k) for k in ev.free}
-        | (
-            {"recompute_modules": list(ev.modules)}
-            if ev.modules and plan.recompute == "selective"
-            else {}
-        ),
+        chosen=chosen,
         row=_row(out, best),
         memory_gib={k: float(v[best]) / GIB for k, v in out.memory_bytes.items()},
         fits=bool(ev.admissible[best]),
