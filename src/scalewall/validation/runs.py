@@ -123,7 +123,45 @@ STRING_FIELDS = {
 }
 """Fields that, where given, are text (an id, a name or a mode)."""
 NUMBER_FIELDS = {"model": ("params", "active_params")}
-"""Fields that, where given, are numbers."""
+"""Fields that, where given, are numbers (parameter counts also as sources write them:
+``"8B"``, ``"1.5T"``, ``"405 billion"``, ``parse_count``)."""
+COUNT_SUFFIXES = {
+    "k": 1e3,
+    "thousand": 1e3,
+    "m": 1e6,
+    "million": 1e6,
+    "b": 1e9,
+    "billion": 1e9,
+    "bn": 1e9,
+    "g": 1e9,
+    "t": 1e12,
+    "trillion": 1e12,
+}
+"""Multipliers of the suffixes sources write after a count (``70B``, ``236M``, ``1.5T``)."""
+
+
+def parse_count(value: Any) -> float | None:
+    """A count as a number: a number, or a string such as ``"8B"``, ``"1.5 T"``,
+    ``"405 billion"``, ``"8,030,261,248"`` or ``"1e9"``; None where it is neither."""
+    if _is_number(value):
+        return float(value)
+    if not isinstance(value, str):
+        return None
+    match = re.fullmatch(
+        r"\s*([0-9][0-9,_]*\.?[0-9]*(?:e[+-]?[0-9]+)?)\s*([a-z]*)\s*", value.lower()
+    )
+    if not match:
+        return None
+    number, suffix = match.groups()
+    if suffix and suffix not in COUNT_SUFFIXES:
+        return None
+    try:
+        count = float(number.replace(",", "").replace("_", ""))
+    except ValueError:
+        return None
+    return count * COUNT_SUFFIXES.get(suffix, 1.0)
+
+
 MAX_GPUS = 10_000_000
 """Most accelerators a case may state: a bound on input, a hundred times the largest clusters
 built (about 10^5)."""
@@ -483,6 +521,17 @@ def _model(case_id: str, data: dict[str, Any], tp: int, base: Path | None = None
     if hf is not None:
         spec = model_from_hf_config(hf, case_id)
         return replace(spec, id=case_id, params_published=float(data.get("params") or 0.0))
+    if data.get("activation") is None and data.get("params"):
+        # The stated total tells a gated FFN (three matrices) from a plain one (two).
+        stated = float(data["params"])
+        shapes = [_shape(case_id, data | {"activation": a}, tp) for a in ("gelu", "swiglu")]
+        return min(shapes, key=lambda m: abs(param_count(m) / stated - 1.0))
+    return _shape(case_id, data, tp)
+
+
+def _shape(case_id: str, data: dict[str, Any], tp: int) -> ModelSpec:
+    """A model from the format's shape fields (``activation`` open: GeLU, with GPT's learned
+    positions, LayerNorm, biases and dropout)."""
     vocab = data.get("vocab") or DEFAULT_VOCAB
     multiple = VOCAB_PAD_MULTIPLE * tp
     vocab = -(-vocab // multiple) * multiple
@@ -803,8 +852,8 @@ def _check_case(raw: Any, seen: set[str]) -> None:
     for section, names in NUMBER_FIELDS.items():
         for name in names:
             value = raw[section].get(name)
-            if value is not None and not _is_number(value):
-                raise SpecError(f"{section}.{name}", value, "a number or null")
+            if value is not None and parse_count(value) is None:
+                raise SpecError(f"{section}.{name}", value, "a number (or 8B, 1.5T) or null")
     for name in BOOL_FIELDS:
         value = raw["plan"].get(name)
         if value is not None and not isinstance(value, bool):
@@ -849,7 +898,11 @@ def _canonical_spellings(raw: dict[str, Any]) -> dict[str, Any]:
         training["fp8_recipe"] = FP8_RECIPE_SPELLINGS.get(key, recipe)
     if isinstance(plan.get("recompute"), str):
         plan["recompute"] = canonical_recompute(plan["recompute"]) or plan["recompute"]
-    return raw | {"training": training, "plan": plan}
+    model = dict(raw["model"])
+    for name in NUMBER_FIELDS["model"]:
+        if isinstance(model.get(name), str):
+            model[name] = parse_count(model[name])
+    return raw | {"training": training, "plan": plan, "model": model}
 
 
 def _check_published(published: dict[str, Any]) -> None:

@@ -68,3 +68,39 @@ def test_a_shape_that_misses_the_stated_parameters_is_warned(tmp_path: Path) -> 
 def test_routed_experts_need_a_width() -> None:
     with pytest.raises(SpecError, match="expert_ffn_hidden=0"):
         replace(catalog.model("mixtral-8x7b"), expert_ffn_hidden=0)
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("8B", 8e9),
+        ("1.5T", 1.5e12),
+        ("405 billion", 405e9),
+        ("8,030,261,248", 8030261248.0),
+        ("236M", 236e6),
+        ("1e9", 1e9),
+        (7e9, 7e9),
+    ],
+)
+def test_parameter_counts_as_sources_write_them(text: Any, count: float) -> None:
+    from scalewall.validation.runs import parse_count
+
+    assert parse_count(text) == pytest.approx(count)
+
+
+def test_a_stated_total_tells_a_gated_ffn_from_a_plain_one(tmp_path: Path) -> None:
+    # Llama 3 8B stated as a shape and "8B", its activation left open: three FFN matrices
+    # reproduce the total, two (GPT's GeLU) fall 23% short.
+    llama = catalog.model("llama3-8b")
+    shape = {n: getattr(llama, n) for n in ("layers", "hidden", "heads", "kv_heads", "vocab")}
+    case = copy.deepcopy(MIXTRAL) | {"id": "llama"}
+    case["model"] = shape | {"ffn_hidden": llama.ffn_hidden, "params": "8B"}
+    gpt = copy.deepcopy(case) | {"id": "gpt"}
+    gpt["model"] = {k: v for k, v in case["model"].items() if k != "params"}
+    runs = _read(tmp_path, [case, gpt])
+    assert not runs.errors
+    stated, open_total = runs.cases
+    assert counts.param_count(stated.model) == pytest.approx(8.03e9, rel=0.01)
+    assert not stated.read_warnings
+    # Without a total the format's default stands: GeLU.
+    assert counts.param_count(open_total.model) < 0.8 * counts.param_count(stated.model)
