@@ -85,13 +85,17 @@ def release_match(name: str) -> str | None:
     if family in index:
         families.add(_normal(index[family]))
     best: tuple[tuple[int, ...], str] | None = None
-    released = False
+    released: set[str] = set()
+    same_scheme = False
     for key, stack_id in index.items():
         known = _release(key)
         if known is None or known[0] not in families:
             continue
-        released = True
-        if len(str(known[1][0])) != len(str(version[0])) or known[1] > version:
+        released.add(stack_id)
+        if len(str(known[1][0])) != len(str(version[0])):
+            continue
+        same_scheme = True
+        if known[1] > version:
             continue
         if best is None or known[1] > best[0]:
             best = (known[1], stack_id)
@@ -99,6 +103,11 @@ def release_match(name: str) -> str | None:
         # The catalog holds this framework without release numbers: every release runs as
         # its one entry (``torchtitan-0.2``, ``deepspeed-0.14``).
         return index[family]
+    if best is None and not same_scheme and len(released) == 1:
+        # Every catalogued release of the family runs as one entry: a release numbered
+        # another way (Megatron-Bridge's package version 0.2 beside its 25.09 containers)
+        # runs as it too.
+        return released.pop()
     return None if best is None else best[1]
 
 

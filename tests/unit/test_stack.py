@@ -163,6 +163,9 @@ def test_eager_pytorch_kernels_cost_what_torch_compile_saves() -> None:
         ("megatron-lm-v2.5", "megatron-lm-2021"),
         ("megatron-lm-v3.0", "megatron-lm-2022"),
         ("megatron-lm-23.08", "megatron-lm-2022"),
+        # Numbered another way than every catalogued release of a one-entry family.
+        ("Megatron-Bridge 0.2", "megatron-bridge"),
+        ("nemo-automodel-0.4", "nemo-automodel"),
     ],
 )
 def test_an_uncatalogued_release_runs_as_the_last_one_before_it(name: str, expected: str) -> None:
@@ -170,7 +173,15 @@ def test_an_uncatalogued_release_runs_as_the_last_one_before_it(name: str, expec
 
 
 @pytest.mark.parametrize(
-    "name", ["nemo-24.01", "megatron-core-0.5", "megatron-lm-2020", "megatron-lm-v1.1", "zero4"]
+    "name",
+    [
+        "nemo-24.01",
+        "megatron-core-0.5",
+        "megatron-lm-2020",
+        "megatron-lm-v1.1",
+        "zero4",
+        "megatron-bridge-24.01",
+    ],
 )
 def test_a_release_before_every_catalogued_one_is_an_error(name: str) -> None:
     with pytest.raises(SpecError, match="later release"):
