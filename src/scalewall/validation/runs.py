@@ -622,7 +622,10 @@ def case_cluster(hw: dict[str, Any], clocks: Mapping[str, float] | None = None) 
         name="case",
         accelerator=accelerator.id,
         gpus_per_node=gpn,
-        scale_up_domain_gpus=hw.get("scale_up_domain_gpus") or gpn,
+        # The system's NVLink domain (a GB200 NVL72 rack's 72 over its 4-GPU trays) unless
+        # the case states its own domain or a node of another size.
+        scale_up_domain_gpus=hw.get("scale_up_domain_gpus")
+        or (base.scale_up_domain_gpus if gpn == base.gpus_per_node else gpn),
         nics_per_node=nics,
         nic_bytes_per_s=nic_bw,
         scale_up_in_network_reduction=base.scale_up_in_network_reduction,

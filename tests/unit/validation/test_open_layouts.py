@@ -73,3 +73,21 @@ def test_an_open_pipeline_is_one_the_stated_interleaving_fits(tmp_path: Path) ->
     case["training"] = {**case["training"], "micro_batch": None}
     pred = _predict(tmp_path, case)
     assert pred.plan.vpp == 4 and pred.plan.pp > 2
+
+
+def test_a_gpu_named_alone_runs_in_its_systems_nvlink_domain(tmp_path: Path) -> None:
+    # A GB200 run stated as {"gpu": "gb200", "gpus": 256}: the GB200 NVL72 rack's 72-GPU
+    # NVLink domain, not its 4-GPU tray (which made DeepSeek-V3's EP 32 cross the network,
+    # -63%); a node of another size stated keeps its own domain.
+    from scalewall.validation.runs import case_cluster
+
+    assert case_cluster({"gpu": "gb200", "gpus": 256}).system.scale_up_domain_gpus == 72
+    assert (
+        case_cluster({"gpu": "gb200", "gpus": 256, "gpus_per_node": 8}).system.scale_up_domain_gpus
+        == 8
+    )
+    case = _case("frontier_runs.json", "frontier_mb2511_dsv3_gb200_256_bf16")
+    stated = _predict(tmp_path, case)
+    case["hardware"] = {"gpu": "gb200", "gpus": 256}
+    bare = _predict(tmp_path, case)
+    assert bare.row["tokens_per_s"] == pytest.approx(stated.row["tokens_per_s"], rel=0.02)
