@@ -152,13 +152,14 @@ def open_layouts(case: Case, cluster: Cluster, eff: Efficiency) -> list[dict[str
 
     etp = plan.get("etp")
     micro = int(training.get("micro_batch") or 0)
+    dp_values = held("dp") or _local_batch_dps(case)
     space = SearchSpace(
         precisions=(_precision(case),),
         tp_beyond_scale_up="tp" in derived,
         tp_values=held("tp"),
         pp_values=held("pp") or _split_stages(case),
         cp_values=held("cp"),
-        dp_values=held("dp"),
+        dp_values=dp_values,
         vpp_values=held("vpp"),
         max_vpp=max(SearchSpace.max_vpp, int(plan.get("vpp") or 1)),
         ep_values=held("ep") if case.model.is_moe else (1,),
@@ -191,6 +192,24 @@ def open_layouts(case: Case, cluster: Cluster, eff: Efficiency) -> list[dict[str
         if len(layouts) == OPEN_LAYOUTS:
             break
     return layouts or [{}]
+
+
+def _local_batch_dps(case: Case) -> tuple[int, ...]:
+    """Data-parallel widths an open layout may take beside a stated ``local_batch`` (the
+    sequences one replica runs per forward-backward call, which must divide its share of the
+    global batch): the divisors of the GPUs whose share of the batch it divides; () where the
+    case states no local batch or no global batch (any width)."""
+    local = int(case.training.get("local_batch") or 0)
+    batch = int(case.training.get("global_batch") or 0)
+    gpus = int(case.hardware["gpus"])
+    if not local or not batch:
+        return ()
+    widths = tuple(
+        d
+        for d in range(1, gpus + 1)
+        if gpus % d == 0 and batch % d == 0 and (batch // d) % local == 0
+    )
+    return widths or ()
 
 
 def _options(case: Case, layout: Mapping[str, int] | None = None) -> dict[str, list[Any]]:

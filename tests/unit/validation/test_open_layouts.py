@@ -91,3 +91,19 @@ def test_a_gpu_named_alone_runs_in_its_systems_nvlink_domain(tmp_path: Path) -> 
     case["hardware"] = {"gpu": "gb200", "gpus": 256}
     bare = _predict(tmp_path, case)
     assert bare.row["tokens_per_s"] == pytest.approx(stated.row["tokens_per_s"], rel=0.02)
+
+
+def test_an_open_layout_keeps_the_stated_local_batch_whole(tmp_path: Path) -> None:
+    # torchtitan's Llama 3.1 405B at 128K tokens on 512 H100: global batch 16 and local batch
+    # 8 stated, every width open. A replica runs 8 sequences per call, so the layout keeps at
+    # most 2 replicas; a search blind to it took dp 8 and the case was an error.
+    from scalewall.validation.harness import _local_batch_dps
+
+    case = _case("torchtitan_runs.json", "torchtitan_h100_llama3.1-405b_4d_cp4_128k")
+    case["plan"] = {
+        k: (None if k in ("tp", "pp", "dp", "cp", "vpp") else v) for k, v in case["plan"].items()
+    }
+    pred = _predict(tmp_path, case)
+    assert pred.plan.global_batch // pred.plan.dp % 8 == 0
+    assert compare(pred)
+    assert _local_batch_dps(read_runs(tmp_path / "runs.json")[0]) == (1, 2)
