@@ -237,8 +237,10 @@ def _options(case: Case, layout: Mapping[str, int] | None = None) -> dict[str, l
     }
     gb = training.get("global_batch")
     mb = training.get("micro_batch")
-    # An open batch: per replica, 1-8 times pp micro-batches of the stated micro-batch.
-    unit = dp * pp * (mb or 1)
+    # An open batch: per replica, 1-8 times pp micro-batches of the stated micro-batch, or of
+    # the stated local batch (what one forward-backward call of a replica runs).
+    local = training.get("local_batch")
+    unit = dp * (local or pp * (mb or 1))
     opts["global_batch"] = [gb] if gb else [unit * k for k in PER_REPLICA_BATCH_MULTIPLES]
     opts["micro_batch"] = [mb] if mb else _open_micro_batches(gb, dp, pp)
     opts["local_batch"] = [training.get("local_batch") or 0]

@@ -107,3 +107,13 @@ def test_an_open_layout_keeps_the_stated_local_batch_whole(tmp_path: Path) -> No
     assert pred.plan.global_batch // pred.plan.dp % 8 == 0
     assert compare(pred)
     assert _local_batch_dps(read_runs(tmp_path / "runs.json")[0]) == (1, 2)
+
+
+def test_an_open_batch_is_made_of_the_stated_local_batch(tmp_path: Path) -> None:
+    # torchtitan's Llama 3.1 70B on 256 H100 with local batch 16 stated and the global batch
+    # and micro-batch open: each replica's share is whole local batches (it was 1 sequence).
+    case = _case("torchtitan_runs.json", "torchtitan_h100_llama3.1-70b_2d_256gpu")
+    case["training"] = {**case["training"], "global_batch": None, "micro_batch": None}
+    pred = _predict(tmp_path, case)
+    assert pred.plan.global_batch // pred.plan.dp % 16 == 0
+    assert compare(pred)
