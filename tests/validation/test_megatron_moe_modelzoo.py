@@ -1,5 +1,6 @@
 """Qwen3-235B-A22B under Megatron-Core 2025 (yanring/Megatron-MoE-ModelZoo, NVIDIA's MoE team):
-the H100 table at 4K tokens (step times), the H100 long-context table at 16K-128K tokens and
+the H100 table at 4K tokens (step times), the H100 long-context table at 16K-128K tokens (each
+length dropless and with forced load balancing) and
 the GB200 and GB300 tables (TFLOPS, counted with the causal half of the attention), stated
 with the catalog model, the tables' plans, the recompute modules the commands list and the
 dispatcher, CUDA graph scope and forced balance as stack overrides; out of sample. Every row
@@ -12,11 +13,14 @@ is left out of the bound's list."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from tests.validation.predictions import predict_file
 
-from scalewall.validation.harness import CasePrediction, compare
-from scalewall.validation.runs import megatron_moe_modelzoo_runs_path
+from scalewall.validation.harness import CasePrediction, compare, predict_case
+from scalewall.validation.runs import megatron_moe_modelzoo_runs_path, read_runs
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +40,10 @@ WITHIN = [
     "mcore_qwen3_235b_h100_long_32k_tp4cp2",
     "mcore_qwen3_235b_h100_long_64k_tp4cp4",
     "mcore_qwen3_235b_h100_long_128k_tp4cp8",
+    "mcore_qwen3_235b_h100_long_16k_tp4cp1_forced",
+    "mcore_qwen3_235b_h100_long_32k_tp4cp2_forced",
+    "mcore_qwen3_235b_h100_long_64k_tp4cp4_forced",
+    "mcore_qwen3_235b_h100_long_128k_tp4cp8_forced",
     "mcore_qwen3_235b_gb200_bf16_pp8ep8",
     "mcore_qwen3_235b_gb300_mxfp8_pp4ep32",
     "mcore_qwen3_235b_gb300_mxfp8_128k",
@@ -43,7 +51,7 @@ WITHIN = [
 
 
 def test_every_row_is_predicted_and_fits(predictions: dict[str, CasePrediction]) -> None:
-    assert len(predictions) == 13
+    assert len(predictions) == 17
     assert all(p.fits for p in predictions.values())
 
 
@@ -71,3 +79,27 @@ def test_tp4_row_within_twenty_percent(predictions: dict[str, CasePrediction]) -
 )
 def test_fsdp_row_within_twenty_percent(predictions: dict[str, CasePrediction]) -> None:
     assert abs(_error(predictions["mcore_qwen3_235b_deepep_tp2ep8_fsdp"])) <= 0.20
+
+
+def test_one_dropless_imbalance_gives_the_forced_balance_gain_at_every_length(
+    tmp_path: Path,
+) -> None:
+    """The long-context table measures each length twice, dropless (aux-loss routing) and with
+    forced balance: 24.5%, 20.9%, 15.0% and 9.0% more TFLOPS forced at 16K, 32K, 64K and 128K
+    tokens. The busiest expert-parallel rank's load (``Stack.moe_load_imbalance``) sets the
+    expert GEMMs and all-to-all of the whole group while attention grows with the length, so
+    one load factor must give all four gains: 1.5 does, each within 2 points."""
+    data = json.loads(megatron_moe_modelzoo_runs_path().read_text())
+    rows = {c["id"]: c for c in data["cases"] if "_long_" in c["id"]}
+    for case_id in [k for k in rows if not k.endswith("_forced")]:
+        forced = rows[case_id + "_forced"]
+        measured = (
+            forced["published"]["tflops_per_gpu"] / rows[case_id]["published"]["tflops_per_gpu"]
+        )
+        dropless = json.loads(json.dumps(forced))
+        dropless["id"] += "_at_1.5"
+        dropless["plan"]["stack"]["overrides"]["moe_load_imbalance"] = 1.5
+        path = tmp_path / "runs.json"
+        path.write_text(json.dumps({"format": "scalewall-runs/1", "cases": [forced, dropless]}))
+        at_mean, at_busiest = (compare(predict_case(c))[0].predicted for c in read_runs(path))
+        assert at_mean / at_busiest == pytest.approx(measured, abs=0.02), case_id
