@@ -973,7 +973,9 @@ class Stack:
     ``moe_act`` then ``layernorm``, the whole ``moe`` block only after, ``mlp`` as a last
     resort, full recompute "only when selective recompute does not fit"). A run stated as
     selective (or with recompute open) whose plans do not fit with the core attention alone
-    is predicted with the first rung of ``harness.module_ladder`` that fits."""
+    is predicted with the first rung of ``plan.module_ladder`` that fits, and ``search``
+    gives each selective plan that does not fit the first rung with which it does
+    (``RankedPlan.recompute_modules``)."""
     recompute_shared_experts: bool = False
     """Selective recompute checkpoints the shared experts of each MoE block: their activations
     are not kept and their forward runs again in backward (Megatron-Core ``--recompute-modules

@@ -75,7 +75,8 @@ def print_search(result: SearchResult, *, wide: bool = False) -> None:
         rows.append(
             [
                 str(r.rank),
-                format_plan(r.plan, short=True),
+                format_plan(r.plan, short=True)
+                + (f" +{'+'.join(r.recompute_modules)}" if r.recompute_modules else ""),
                 f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}",
                 f"{r.mfu:.1%}",
                 f"{r.step_time_s:.2f}",

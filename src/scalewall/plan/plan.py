@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from scalewall.catalog.schema import Accelerator, ModelSpec, Stack, spelling_key
 from scalewall.errors import SpecError
+from scalewall.workload.counts import layer_kinds
 
 RECOMPUTE_MODES = ("none", "selective", "full")
 PRECISIONS = ("bf16", "fp16", "fp8", "fp8-block", "mxfp8", "nvfp4")
@@ -115,6 +116,27 @@ def recompute_modules_of(value: object) -> list[str] | None:
 def recompute_module_flags(names: list[str] | tuple[str, ...]) -> dict[str, bool]:
     """The ``Stack`` fields a list of ``RECOMPUTE_MODULES`` sets (true each)."""
     return {RECOMPUTE_MODULES[n]: True for n in names if RECOMPUTE_MODULES[n]}
+
+
+def module_ladder(model: ModelSpec) -> list[tuple[str, ...]]:
+    """Megatron-Core recompute modules a run adds, cheapest first, until its plan fits
+    (``Stack.selective_modules``; Megatron-Bridge's activation-recompute guide): the MLA up
+    projections and the experts' activation, then the norms feeding separate modules, then the
+    whole MoE block, then the dense MLP blocks. Only modules that act on the model's layers."""
+    mla, moe = bool(model.kv_lora_rank), model.is_moe
+    dense = any(kind.ffn == "dense" for kind in layer_kinds(model))
+    first = (("mla_up_proj",) if mla else ()) + (("moe_act",) if moe else ())
+    norms = ("layernorm",) if (mla or moe) else ()
+    rungs = [first, first + norms]
+    if moe:
+        rungs.append((*(m for m in first + norms if m != "moe_act"), "moe"))
+    if dense:
+        rungs.append((*rungs[-1], "mlp"))
+    out: list[tuple[str, ...]] = []
+    for rung in rungs:
+        if rung and rung not in out:
+            out.append(rung)
+    return out
 
 
 def canonical_precision(text: str) -> str | None:

@@ -27,7 +27,7 @@ from scalewall.perf.batch import RECOMPUTE, PlanBatch
 from scalewall.perf.memory import host_bytes_per_gpu, offload_to_fit
 from scalewall.perf.step import memory_model, step_model
 from scalewall.plan.defaults import PLAN_DEFAULTS
-from scalewall.plan.plan import ParallelPlan
+from scalewall.plan.plan import ParallelPlan, module_ladder, recompute_module_flags
 from scalewall.plan.topology import Cluster
 from scalewall.search.objective import DEFAULT_TOKEN_BUDGET, Objective, ObjectiveContext, objective
 from scalewall.search.space import SearchSpace, enumerate_plans
@@ -100,6 +100,9 @@ class RankedPlan:
     equivalents: tuple[ParallelPlan, ...] = ()
     """Other plans whose score, step time, memory and every breakdown part equal this one's
     (to ``EQUIVALENT_REL_TOL``): collapsed into this row, best-ordered."""
+    recompute_modules: tuple[str, ...] = ()
+    """Megatron-Core recompute modules the plan adds to its stack's selective recompute to fit
+    (``plan.module_ladder``; empty: the stack's own)."""
 
     def equivalent_knobs(self) -> list[dict[str, Any]]:
         """For each equivalent plan, the plan fields where it differs from this one."""
@@ -127,6 +130,7 @@ class RankedPlan:
             "limiter": self.limiter,
             "limit_line": self.limit_line,
             "equivalents": self.equivalent_knobs(),
+            "recompute_modules": list(self.recompute_modules),
         }
 
 
@@ -346,8 +350,12 @@ def search(
     host = host_bytes_per_gpu(resolved.system.host_memory_bytes, resolved.system.gpus_per_node, eff)
     mem_total = _memory_totals(spec, plans, eff, stk, (hbm, host) if space.offload else None)
     fit_rows = np.flatnonzero(mem_total <= hbm)
+    ladder = _module_rungs(spec, plans, stk, space, mem_total <= hbm, eff, hbm)
+    ladder_rows = sum(len(rows) for _, _, rows, _ in ladder)
     counts = SearchCounts(
-        enumerated=len(plans), pruned_memory=len(plans) - len(fit_rows), evaluated=len(fit_rows)
+        enumerated=len(plans),
+        pruned_memory=len(plans) - len(fit_rows) - ladder_rows,
+        evaluated=len(fit_rows) + ladder_rows,
     )
     common: dict[str, Any] = dict(
         model=spec.id,
@@ -359,7 +367,7 @@ def search(
         objective_unit=obj.unit,
         counts=counts,
     )
-    if len(fit_rows) == 0:
+    if len(fit_rows) == 0 and ladder_rows == 0:
         need = float(np.min(mem_total)) / GIB
         reason = (
             f"no plan fits: the leanest of {len(plans)} plans needs {need:.1f} GiB per GPU, "
@@ -370,23 +378,94 @@ def search(
     # Feasible plans are taken a chunk at a time (row i of the feasible order is plan
     # fit_rows[i]), never copied whole.
     ctx = ObjectiveContext(model=spec, cluster=resolved, token_budget=token_budget)
-    scores = np.empty(len(fit_rows))
-    for lo in range(0, len(fit_rows), CHUNK_ROWS):
-        rows = np.arange(lo, min(lo + CHUNK_ROWS, len(fit_rows)))
-        part = plans.take(fit_rows[rows])
-        out = step_model(spec, resolved, part, eff, stk)
-        scores[rows] = np.where(out.fits, obj.score(ctx, part, out), -np.inf)
+    total = len(fit_rows) + ladder_rows
+
+    def progress(done: int, offset: int) -> None:
         if on_progress is not None:
-            on_progress(int(rows[-1]) + 1, len(fit_rows))
-    top = _ranked_groups(
-        spec, resolved, plans, fit_rows, scores, mem_total[fit_rows], top_k, obj, eff, stk
+            on_progress(offset + done, total)
+
+    scores = _scores(spec, resolved, plans, fit_rows, eff, stk, obj, ctx, progress, 0)
+    top = list(
+        _ranked_groups(
+            spec, resolved, plans, fit_rows, scores, mem_total[fit_rows], top_k, obj, eff, stk
+        )
+        if len(fit_rows)
+        else ()
     )
+    every = [scores]
+    offset = len(fit_rows)
+    for rung, variant, rows, rung_mem in ladder:
+        rung_scores = _scores(spec, resolved, plans, rows, eff, variant, obj, ctx, progress, offset)
+        offset += len(rows)
+        every.append(rung_scores)
+        ranked = _ranked_groups(
+            spec, resolved, plans, rows, rung_scores, rung_mem, top_k, obj, eff, variant
+        )
+        top.extend(dataclasses.replace(r, recompute_modules=rung) for r in ranked)
+    top.sort(key=lambda r: -r.score)
     return SearchResult(
         **common,
-        top=top,
+        top=tuple(dataclasses.replace(r, rank=i) for i, r in enumerate(top[:top_k], start=1)),
         elapsed_s=time.perf_counter() - start,
-        scores=np.sort(scores)[::-1],
+        scores=np.sort(np.concatenate(every))[::-1],
     )
+
+
+def _scores(
+    model: ModelSpec,
+    cluster: Cluster,
+    plans: PlanBatch,
+    rows: NDArray[np.intp],
+    eff: Efficiency,
+    stack: Stack,
+    obj: Objective,
+    ctx: ObjectiveContext,
+    progress: Callable[[int, int], None],
+    offset: int,
+) -> FloatArray:
+    """The objective's score of plans ``rows`` under ``stack`` (-inf where a plan does not
+    fit), ``CHUNK_ROWS`` at a time; ``progress(done, offset)`` after each chunk."""
+    scores = np.empty(len(rows))
+    for lo in range(0, len(rows), CHUNK_ROWS):
+        chunk = np.arange(lo, min(lo + CHUNK_ROWS, len(rows)))
+        part = plans.take(rows[chunk])
+        out = step_model(model, cluster, part, eff, stack)
+        scores[chunk] = np.where(out.fits, obj.score(ctx, part, out), -np.inf)
+        progress(int(chunk[-1]) + 1, offset)
+    return scores
+
+
+def _module_rungs(
+    model: ModelSpec,
+    plans: PlanBatch,
+    stack: Stack,
+    space: SearchSpace,
+    fits: NDArray[np.bool_],
+    eff: Efficiency,
+    hbm: float,
+) -> list[tuple[tuple[str, ...], Stack, NDArray[np.intp], FloatArray]]:
+    """Where the stack takes Megatron-Core's recompute modules (``Stack.selective_modules``):
+    the selective plans that do not fit with the stack's own modules, each under the first
+    rung of ``module_ladder`` with which it fits, as a practitioner adds modules until a plan
+    fits: (rung, the stack with its modules, rows of ``plans``, their bytes per GPU) for each
+    rung that fits any."""
+    if not stack.selective_modules or "selective" not in space.recompute:
+        return []
+    remaining = np.flatnonzero((plans.recompute == RECOMPUTE["selective"]) & ~fits)
+    out = []
+    for rung in module_ladder(model):
+        if not remaining.size:
+            break
+        flags = recompute_module_flags(list(rung))
+        if all(getattr(stack, name) for name in flags):
+            continue
+        variant = resolve_stack(stack, flags)
+        memory = _memory_totals(model, plans.take(remaining), eff, variant)
+        ok = memory <= hbm
+        if ok.any():
+            out.append((rung, variant, remaining[ok], memory[ok]))
+        remaining = remaining[~ok]
+    return out
 
 
 def _slice(plans: PlanBatch, lo: int, hi: int) -> PlanBatch:

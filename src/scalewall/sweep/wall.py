@@ -251,6 +251,7 @@ def run_size(task: SizeTask) -> dict[str, Any]:
     row.update(
         found=True,
         plan={k: getattr(best.plan, k) for k in best.plan.__dataclass_fields__},
+        recompute_modules=list(best.recompute_modules),
         step_time_s=step,
         tokens_per_s=best.tokens_per_s,
         mfu=best.mfu,

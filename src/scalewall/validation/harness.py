@@ -20,7 +20,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from scalewall import catalog
-from scalewall.catalog.schema import ModelSpec
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Efficiency
 from scalewall.perf.batch import RECOMPUTE, PlanBatch
@@ -33,6 +32,7 @@ from scalewall.plan.plan import (
     balanced_stage_split,
     check_precision,
     default_stage_split,
+    module_ladder,
     recompute_module_flags,
     rule_stage_split,
     stack_allows,
@@ -532,27 +532,6 @@ class _Evaluated:
         if not pool.any():  # no finite headroom to rank by
             pool = np.ones_like(pool)
         return np.where(pool, self.out.tokens_per_s, -np.inf)
-
-
-def module_ladder(model: ModelSpec) -> list[tuple[str, ...]]:
-    """Megatron-Core recompute modules a run adds, cheapest first, until its plan fits
-    (``Stack.selective_modules``; Megatron-Bridge's activation-recompute guide): the MLA up
-    projections and the experts' activation, then the norms feeding separate modules, then the
-    whole MoE block, then the dense MLP blocks. Only modules that act on the model's layers."""
-    mla, moe = bool(model.kv_lora_rank), model.is_moe
-    dense = any(kind.ffn == "dense" for kind in counts.layer_kinds(model))
-    first = (("mla_up_proj",) if mla else ()) + (("moe_act",) if moe else ())
-    norms = ("layernorm",) if (mla or moe) else ()
-    rungs = [first, first + norms]
-    if moe:
-        rungs.append((*(m for m in first + norms if m != "moe_act"), "moe"))
-    if dense:
-        rungs.append((*rungs[-1], "mlp"))
-    out: list[tuple[str, ...]] = []
-    for rung in rungs:
-        if rung and rung not in out:
-            out.append(rung)
-    return out
 
 
 def _evaluate(case: Case, eff: Efficiency, clocks: Mapping[str, float] | None) -> _Evaluated:

@@ -12,7 +12,7 @@ from scalewall.cluster import resolve_cluster
 from scalewall.errors import SpecError
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import StepArrays
-from scalewall.plan.plan import validate
+from scalewall.plan.plan import recompute_module_flags, validate
 from scalewall.search import (
     ObjectiveContext,
     SearchSpace,
@@ -131,3 +131,56 @@ def test_fp8_only_when_asked() -> None:
     )
     assert all(r.plan.precision == "bf16" for r in plain.top)
     assert both.counts.enumerated == 2 * plain.counts.enumerated
+
+
+@pytest.fixture(scope="module")
+def qwen3_zero1():  # type: ignore[no-untyped-def]
+    # Qwen3-235B-A22B on 256 H100 at 4K tokens, ZeRO 1 under the 2025 Megatron-Core stack, whose
+    # selective recompute takes recompute modules (Stack.selective_modules).
+    return search(
+        "qwen3-235b-a22b",
+        gpu="h100-sxm-80gb",
+        gpus=256,
+        global_batch=2048,
+        seq_len=4096,
+        stack="megatron-core-0.13",
+        space=SearchSpace(zero=(1,)),
+        top_k=5,
+    )
+
+
+def test_a_plan_may_add_the_recompute_modules_it_needs_to_fit(qwen3_zero1) -> None:  # type: ignore[no-untyped-def]
+    # The best plans recompute the experts' activation and the norms, as the ModelZoo's
+    # H100 recipe for this model does ("norm, act"): without them they do not fit, with them
+    # the estimate is the search's.
+    from scalewall.api import estimate
+
+    best = qwen3_zero1.best
+    assert best.plan.recompute == "selective" and best.recompute_modules
+    cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=256)
+    model = catalog.model("qwen3-235b-a22b")
+    own = estimate(model, cluster, best.plan, stack="megatron-core-0.13")
+    assert not own.fits
+    flags = recompute_module_flags(list(best.recompute_modules))
+    added = estimate(model, cluster, best.plan, stack="megatron-core-0.13", stack_overrides=flags)
+    assert added.fits
+    assert added.tokens_per_s == pytest.approx(best.tokens_per_s, rel=1e-9)
+    c = qwen3_zero1.counts
+    assert c.enumerated == c.pruned_memory + c.evaluated
+    assert c.evaluated == len(qwen3_zero1.scores)
+    assert qwen3_zero1.to_dict()["top"][0]["recompute_modules"] == list(best.recompute_modules)
+
+
+def test_a_stack_without_recompute_modules_adds_none() -> None:
+    # The 2024 Megatron-Core stack has no recompute_modules option: no plan takes any.
+    result = search(
+        "qwen3-235b-a22b",
+        gpu="h100-sxm-80gb",
+        gpus=256,
+        global_batch=2048,
+        seq_len=4096,
+        stack="megatron-core",
+        space=SearchSpace(zero=(1,)),
+        top_k=3,
+    )
+    assert result.top and all(not r.recompute_modules for r in result.top)
