@@ -94,7 +94,10 @@ def test_every_view_prints_ep_and_precision(
     from scalewall.report.content import plan_text
 
     plan_dict = {k: getattr(MOE_FP8, k) for k in MOE_FP8.__dataclass_fields__}
-    assert "ep4" in plan_text(plan_dict) and "fp8" in plan_text(plan_dict)
+    row = {"plan": plan_dict}
+    assert "ep4" in plan_text(row) and "fp8" in plan_text(row)
+    modules = {"plan": plan_dict, "recompute_modules": ["moe_act", "layernorm"]}
+    assert plan_text(modules) == plan_text(row) + " +moe_act+layernorm"
     assert "ep4" in format_plan(plan_dict, short=True)
     assert print_wall is not None  # the wall table writes plans with the same function
 

@@ -26,7 +26,7 @@ from scalewall.cli.common import (
 from scalewall.cli.plain import NullProgress, print_json
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.plan.defaults import DEFAULT_MODEL
-from scalewall.plan.format import format_plan
+from scalewall.plan.format import format_plan, modules_suffix
 from scalewall.search import (
     DEFAULT_TOKEN_BUDGET,
     SearchResult,
@@ -75,8 +75,7 @@ def print_search(result: SearchResult, *, wide: bool = False) -> None:
         rows.append(
             [
                 str(r.rank),
-                format_plan(r.plan, short=True)
-                + (f" +{'+'.join(r.recompute_modules)}" if r.recompute_modules else ""),
+                format_plan(r.plan, short=True) + modules_suffix(r.recompute_modules),
                 f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}",
                 f"{r.mfu:.1%}",
                 f"{r.step_time_s:.2f}",

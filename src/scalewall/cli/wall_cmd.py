@@ -32,7 +32,7 @@ from scalewall.cli.common import (
 from scalewall.cli.output import column, console, print_json, print_table, progress
 from scalewall.errors import ScalewallError
 from scalewall.plan.defaults import DEFAULT_MODEL
-from scalewall.plan.format import format_plan
+from scalewall.plan.format import format_plan, modules_suffix
 from scalewall.search import DEFAULT_TOKEN_BUDGET, SearchSpace
 from scalewall.stack import DEFAULT_STACK
 from scalewall.sweep import (
@@ -83,7 +83,8 @@ def print_wall(result: WallResult, *, wide: bool = False) -> None:
             [
                 str(row["gpus"]),
                 str(row["global_batch"]),
-                format_plan(row["plan"], short=True),
+                format_plan(row["plan"], short=True)
+                + modules_suffix(row.get("recompute_modules") or ()),
                 f"{row['tokens_per_s']:,.0f}",
                 _pct(row["mfu"]),
                 _pct(row["scaling_efficiency_frac"]),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scalewall.plan.plan import ParallelPlan
@@ -58,3 +58,10 @@ def format_plan(plan: ParallelPlan | Mapping[str, Any], *, short: bool = False) 
 
 
 __all__ = ["format_plan"]
+
+
+def modules_suffix(modules: Sequence[str]) -> str:
+    """What follows a plan's text where it adds Megatron-Core recompute modules to its stack's
+    selective recompute (``RankedPlan.recompute_modules``): ``" +moe_act+layernorm"``, or
+    nothing."""
+    return f" +{'+'.join(modules)}" if modules else ""

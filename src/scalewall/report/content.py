@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scalewall.plan.format import format_plan
+from scalewall.plan.format import format_plan, modules_suffix
 from scalewall.report.advice import CHECKPOINT_LOSS_LIMIT
 from scalewall.report.build import Report
 from scalewall.report.strings import strings
@@ -62,9 +62,10 @@ def duration(t: dict[str, str], seconds: float) -> str:
     return t["unit.seconds"].format(value=f"{seconds:,.1f}")
 
 
-def plan_text(plan: dict[str, Any]) -> str:
-    """The plan as every view writes it (``scalewall.plan.format_plan``)."""
-    return format_plan(plan, short=True)
+def plan_text(row: dict[str, Any]) -> str:
+    """A sweep row's plan as every view writes it (``scalewall.plan.format_plan``), with the
+    recompute modules it adds to fit (``modules_suffix``)."""
+    return format_plan(row["plan"], short=True) + modules_suffix(row.get("recompute_modules", ()))
 
 
 def loss_name(t: dict[str, str], part: str | None) -> str:
@@ -147,7 +148,7 @@ def _comparison(t: dict[str, str], data: dict[str, Any]) -> dict[str, Any]:
             time=money(outcomes[o["name"]]["time_usd"] + outcomes[o["name"]]["penalty_usd"]),
         ),
     )
-    add(t["dim.plan"], lambda o: plan_text(o["best"]["plan"]))
+    add(t["dim.plan"], lambda o: plan_text(o["best"]))
     add(t["dim.largest_model"].format(days=days), lambda o: _largest_model(t, o))
     add(
         t["dim.network"],
@@ -621,7 +622,7 @@ def summary_lines(report: Report, lang: str = "en") -> list[str]:
         lines.append(
             t["summary.option"].format(
                 name=o["name"],
-                plan=plan_text(o["best"]["plan"]),
+                plan=plan_text(o["best"]),
                 mfu=pct(o["best"]["mfu"]),
                 goodput=pct(o["reliability"]["goodput_frac"]),
                 tokens=tokens,

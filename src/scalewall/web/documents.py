@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scalewall.plan.format import format_plan
+from scalewall.plan.format import format_plan, modules_suffix
 
 PLAN_TEXT = "plan_text"
 """The key added beside each ``plan``."""
@@ -21,7 +21,9 @@ def with_plan_texts(doc: Any) -> Any:
         return doc
     out = {k: with_plan_texts(v) for k, v in doc.items()}
     if isinstance(doc.get("plan"), dict):
-        out[PLAN_TEXT] = format_plan(doc["plan"])
+        out[PLAN_TEXT] = format_plan(doc["plan"]) + modules_suffix(
+            doc.get("recompute_modules") or ()
+        )
     return out
 
 
