@@ -133,20 +133,25 @@ def test_fp8_only_when_asked() -> None:
     assert both.counts.enumerated == 2 * plain.counts.enumerated
 
 
-@pytest.fixture(scope="module")
-def qwen3_zero1():  # type: ignore[no-untyped-def]
-    # Qwen3-235B-A22B on 256 H100 at 4K tokens, ZeRO 1 under the 2025 Megatron-Core stack, whose
-    # selective recompute takes recompute modules (Stack.selective_modules).
+def _qwen3_zero1(stack: str):  # type: ignore[no-untyped-def]
+    """Qwen3-235B-A22B on 256 H100 at 4K tokens, ZeRO 1, under ``stack``."""
     return search(
         "qwen3-235b-a22b",
         gpu="h100-sxm-80gb",
         gpus=256,
         global_batch=2048,
         seq_len=4096,
-        stack="megatron-core-0.13",
+        stack=stack,
         space=SearchSpace(zero=(1,)),
         top_k=5,
     )
+
+
+@pytest.fixture(scope="module")
+def qwen3_zero1():  # type: ignore[no-untyped-def]
+    # The 2025 Megatron-Core stack, whose selective recompute takes recompute modules
+    # (Stack.selective_modules).
+    return _qwen3_zero1("megatron-core-0.13")
 
 
 def test_a_plan_may_add_the_recompute_modules_it_needs_to_fit(qwen3_zero1) -> None:  # type: ignore[no-untyped-def]
@@ -173,14 +178,5 @@ def test_a_plan_may_add_the_recompute_modules_it_needs_to_fit(qwen3_zero1) -> No
 
 def test_a_stack_without_recompute_modules_adds_none() -> None:
     # The 2024 Megatron-Core stack has no recompute_modules option: no plan takes any.
-    result = search(
-        "qwen3-235b-a22b",
-        gpu="h100-sxm-80gb",
-        gpus=256,
-        global_batch=2048,
-        seq_len=4096,
-        stack="megatron-core",
-        space=SearchSpace(zero=(1,)),
-        top_k=3,
-    )
+    result = _qwen3_zero1("megatron-core")
     assert result.top and all(not r.recompute_modules for r in result.top)
