@@ -198,18 +198,18 @@ def _local_batch_dps(case: Case) -> tuple[int, ...]:
     """Data-parallel widths an open layout may take beside a stated ``local_batch`` (the
     sequences one replica runs per forward-backward call, which must divide its share of the
     global batch): the divisors of the GPUs whose share of the batch it divides; () where the
-    case states no local batch or no global batch (any width)."""
+    case states no local batch or no global batch, or none divides (any width: the case's
+    error then names the reason)."""
     local = int(case.training.get("local_batch") or 0)
     batch = int(case.training.get("global_batch") or 0)
     gpus = int(case.hardware["gpus"])
     if not local or not batch:
         return ()
-    widths = tuple(
+    return tuple(
         d
         for d in range(1, gpus + 1)
         if gpus % d == 0 and batch % d == 0 and (batch // d) % local == 0
     )
-    return widths or ()
 
 
 def _options(case: Case, layout: Mapping[str, int] | None = None) -> dict[str, list[Any]]:

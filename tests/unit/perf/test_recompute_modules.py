@@ -22,7 +22,12 @@ from scalewall.perf import memory
 from scalewall.perf.assumptions import Efficiency
 from scalewall.perf.batch import PlanBatch
 from scalewall.perf.step import step_model
-from scalewall.plan.plan import ParallelPlan, recompute_module_flags, recompute_modules_of
+from scalewall.plan.plan import (
+    ParallelPlan,
+    module_ladder,
+    recompute_module_flags,
+    recompute_modules_of,
+)
 from scalewall.stack import resolve_stack
 from scalewall.validation import harness
 from scalewall.validation.runs import read_runs_file
@@ -180,15 +185,15 @@ def test_causal_tflops_leave_out_the_masked_half_of_the_attention(tmp_path: Path
 
 
 def test_the_module_ladder_adds_what_acts_on_the_models_layers_cheapest_first() -> None:
-    assert harness.module_ladder(MOE) == [
+    assert module_ladder(MOE) == [
         ("moe_act",),
         ("moe_act", "layernorm"),
         ("layernorm", "moe"),
     ]
-    dsv3 = harness.module_ladder(catalog.model("deepseek-v3"))
+    dsv3 = module_ladder(catalog.model("deepseek-v3"))
     assert dsv3[0] == ("mla_up_proj", "moe_act")
     assert dsv3[-1] == ("mla_up_proj", "layernorm", "moe", "mlp")
-    assert harness.module_ladder(DENSE) == [("mlp",)]
+    assert module_ladder(DENSE) == [("mlp",)]
 
 
 def _long_case(stack: str, recompute: Any) -> dict[str, Any]:
