@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,8 @@ NESTED_BLOCKS = ("ffn_config", "attn_config")
 def _nested_blocks(cfg: dict[str, Any]) -> dict[str, Any]:
     """The config with the keys of its FFN and attention sub-tables read as its own (a key the
     config states itself wins)."""
+    if not any(isinstance(cfg.get(block), dict) for block in NESTED_BLOCKS):
+        return cfg
     out = dict(cfg)
     for block in NESTED_BLOCKS:
         inner = cfg.get(block)
@@ -597,24 +600,94 @@ def _moe_layer_freq(cfg: dict[str, Any], num: Any) -> int:
     return max(step, 1)
 
 
+HF_INLINE_MARKERS = frozenset(
+    {"model_type", "num_hidden_layers", "hidden_size", "num_attention_heads", "n_layer", "n_embd"}
+)
+"""Keys that mark an inline model as written in ``config.json``'s words, not the catalog's."""
+
+HF_COSTLESS_KEYS = frozenset(
+    {
+        "max_position_embeddings",
+        "rope_theta",
+        "rope_scaling",
+        "torch_dtype",
+        "dtype",
+        "initializer_range",
+        "use_cache",
+        "bos_token_id",
+        "eos_token_id",
+        "pad_token_id",
+        "transformers_version",
+        "architectures",
+        "_name_or_path",
+    }
+)
+"""``config.json`` keys that do not change what a training step costs; an inline model may
+carry them (pasted from the file) and they are not refused as unread."""
+
+
+class _ReadKeys(dict[str, Any]):
+    """A config that records which keys the parser looked at, so an inline model can refuse a
+    key nothing reads (a misspelling, or a key that does not apply to this model)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        super().__init__(data)
+        self.read: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self.read.add(str(key))
+        return super().__contains__(key)
+
+
 def _inline(text: str) -> ModelSpec:
-    """``custom:layers=32,hidden=4096,heads=32,kv_heads=8,ffn_hidden=14336,vocab=128256``."""
+    """``custom:layers=32,hidden=4096,heads=32,kv_heads=8,ffn_hidden=14336,vocab=128256`` (the
+    catalog's field names), or the same pairs in ``config.json``'s words
+    (``num_hidden_layers=32,hidden_size=4096,...``), read as that file would be."""
+    pairs: dict[str, Any] = {}
+    for item in text.removeprefix(INLINE_PREFIX).split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SpecError("model", item, "key=value pairs, e.g. custom:layers=32,hidden=4096")
+        pairs[key.strip()] = _parse_value(value.strip())
+    fields = {f.name for f in dataclasses.fields(ModelSpec)}
+    if not set(pairs) <= fields and set(pairs) & HF_INLINE_MARKERS:
+        return _inline_hf_config(pairs)
     data: dict[str, Any] = {
         "id": "custom",
         "name": "custom model",
         "source": "command line",
         "activation": "swiglu",
     }
-    for item in text[len(INLINE_PREFIX) :].split(","):
-        if not item.strip():
-            continue
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SpecError("model", item, "key=value pairs, e.g. custom:layers=32,hidden=4096")
-        key = key.strip()
-        data[key] = _parse_value(value.strip())
+    data.update(pairs)
     data.setdefault("kv_heads", data.get("heads"))
     return build(ModelSpec, data, where="--model")
+
+
+def _inline_hf_config(pairs: dict[str, Any]) -> ModelSpec:
+    """An inline model in ``config.json``'s keys: parsed as that file; a key the parser never
+    reads is refused."""
+    cfg = _ReadKeys(pairs)
+    spec = model_from_hf_config(cfg, "--model")
+    unread = [k for k in pairs if k not in cfg.read and k not in HF_COSTLESS_KEYS]
+    if unread:
+        raise SpecError(
+            unread[0],
+            pairs[unread[0]],
+            "a config.json key this model's parse reads (num_hidden_layers, hidden_size, "
+            "num_attention_heads, num_key_value_heads, intermediate_size, vocab_size, ...)",
+            where="--model",
+        )
+    return dataclasses.replace(spec, id="custom", name="custom model", source="command line")
 
 
 def _parse_value(value: str) -> Any:
@@ -630,9 +703,9 @@ def _parse_value(value: str) -> Any:
 
 def model_from_args(spec: str) -> ModelSpec:
     """A model from a catalog id, a ``config.json``, a TOML file or ``custom:key=value,...``."""
-    if spec.startswith(INLINE_PREFIX):
-        return _inline(spec)
     path = Path(spec)
+    if spec.startswith(INLINE_PREFIX) or ("=" in spec and path.suffix not in (".toml", ".json")):
+        return _inline(spec)
     if path.suffix == ".toml":
         return catalog.load_entry(path, ModelSpec)
     if path.suffix == ".json":

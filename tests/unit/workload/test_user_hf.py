@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from scalewall import catalog
+from scalewall.errors import SpecError
 from scalewall.workload import counts
-from scalewall.workload.user import model_from_hf_config
+from scalewall.workload.user import model_from_args, model_from_hf_config
 
 # Qwen/Qwen3-30B-A3B config.json (2025), the keys the step model reads.
 QWEN3_30B: dict[str, Any] = {
@@ -50,3 +53,30 @@ def test_top_k_and_interleaved_moe_layers_under_other_names() -> None:
     assert counts.param_count(interleaved) < counts.param_count(
         model_from_hf_config(QWEN3_30B, "c.json")
     )
+
+
+LLAMA3_8B_INLINE = (
+    "num_hidden_layers=32,hidden_size=4096,num_attention_heads=32,num_key_value_heads=8,"
+    "intermediate_size=14336,vocab_size=128256,model_type=llama,rope_theta=500000"
+)
+
+
+def test_an_inline_model_in_config_json_words_reads_as_that_file() -> None:
+    pairs = dict(item.split("=") for item in LLAMA3_8B_INLINE.split(","))
+    cfg = {k: (v if k == "model_type" else int(v)) for k, v in pairs.items()}
+    from_file = model_from_hf_config(cfg, "config.json")
+    inline = model_from_args(LLAMA3_8B_INLINE)
+    assert counts.param_count(inline) == counts.param_count(from_file)
+    assert (inline.layers, inline.kv_heads, inline.ffn_hidden) == (32, 8, 14336)
+    shipped = counts.param_count(catalog.model("llama3.1-8b"))
+    assert counts.param_count(inline) == pytest.approx(shipped, rel=1e-4)
+
+
+def test_an_inline_model_needs_no_prefix_and_refuses_a_key_nothing_reads() -> None:
+    native = "layers=16,hidden=2048,heads=16,kv_heads=8,ffn_hidden=8192,vocab=32000"
+    assert model_from_args(native) == model_from_args("custom:" + native)
+    # A misspelt config.json key would otherwise leave kv heads at the query heads.
+    with pytest.raises(SpecError, match="num_key_value_head=8"):
+        model_from_args(LLAMA3_8B_INLINE.replace("num_key_value_heads", "num_key_value_head"))
+    with pytest.raises(SpecError, match="unknown key"):
+        model_from_args(native + ",hiden=5")
