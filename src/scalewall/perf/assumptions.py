@@ -391,10 +391,18 @@ class CommEfficiency:
     507.3, 484.2 and 479.0 GB/s dispatching BF16 and 568.9, 521.6, 483.8, 464.5 and 447.9 GB/s
     combining over 8, 16, 24, 32 and 36 ranks: their mean falls to 0.94, 0.89, 0.85 and 0.83 of
     the 8-rank figure, and a least-squares power law through the 8-rank point gives 0.115
-    (0.92, 0.88, 0.85, 0.84). NCCL's all-to-all falls faster below 8 GPUs (rapidsai/rapidsmpf
-    issue 590: 629, 446, 383 GB/s over 2, 4, 8 B200, the catalog's 8-GPU figure); no NCCL figure
-    past 8 GPUs in one domain was found, so both dispatchers take the HybridEP law. Nothing
+    (0.92, 0.88, 0.85, 0.84). The law of DeepEP's and HybridEP's kernels (a ``flex``
+    dispatcher); NCCL's all-to-all has its own (``nccl_alltoall_peer_exponent``). Nothing
     changes in 8-GPU nodes. Set by: the HybridEP rank sweep, not fitted."""
+    nccl_alltoall_peer_exponent: float = 0.22
+    """The same falloff for NCCL's all-to-all (grouped sends and receives, one per peer: the
+    ``alltoall`` token dispatcher), which falls faster with its peers than HybridEP's kernels:
+    rapidsai/rapidsmpf issue 590 (2025, nccl-tests busbw, 1 GiB per GPU, one HGX B200) measures
+    629, 446 and 383 GB/s over 2, 4 and 8 GPUs of one NVLink domain, 0.50 per doubling from 2 to
+    4 and 0.22 from 4 to 8, slowing as the peers grow. No NCCL figure past 8 GPUs of one domain
+    was found; the last measured doubling's rate, 0.22, is taken past the 8-GPU figure (64-way
+    expert parallelism in an NVL72: 0.63 of the 8-GPU rate, against 0.79 under the HybridEP law).
+    Set by: that measurement, not fitted."""
     expert_alltoall_reference_peers: float = 8.0
     """Ranks of one scale-up domain at which the dispatch bandwidths (the catalog's all-to-all
     figures, ``expert_alltoall_bw_efficiency``) are taken: 8, the GPUs of the measurements.

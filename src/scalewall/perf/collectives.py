@@ -243,13 +243,18 @@ def _consecutive_ranks(experts: int, k: int, n: int) -> float:
     return sum(spans) / len(spans)
 
 
-def alltoall_peer_factor(peers: FloatArray, eff: Efficiency) -> FloatArray:
+def alltoall_peer_factor(peers: FloatArray, eff: Efficiency, nccl: bool = False) -> FloatArray:
     """Share of its reference bandwidth an expert dispatch keeps when it spans ``peers`` ranks
-    of one scale-up domain: (peers / reference)^-exponent past the reference, 1 up to it
-    (``CommEfficiency.expert_alltoall_peer_exponent``, from HybridEP's rank sweep on GB200)."""
+    of one scale-up domain: (peers / reference)^-exponent past the reference, 1 up to it;
+    DeepEP's and HybridEP's kernels by ``CommEfficiency.expert_alltoall_peer_exponent`` (from
+    HybridEP's rank sweep on GB200), NCCL's all-to-all (``nccl``) by
+    ``nccl_alltoall_peer_exponent``."""
     reference = eff.comm.expert_alltoall_reference_peers
     wider = np.maximum(np.asarray(peers, dtype=np.float64), reference) / reference
-    result: FloatArray = wider ** (-eff.comm.expert_alltoall_peer_exponent)
+    exponent = (
+        eff.comm.nccl_alltoall_peer_exponent if nccl else eff.comm.expert_alltoall_peer_exponent
+    )
+    result: FloatArray = wider ** (-exponent)
     return result
 
 
@@ -293,7 +298,8 @@ def expert_alltoall_time_s(
 
     Over the scale-up tier the bandwidth falls with the group's ranks in one domain past the
     measurements' 8 (``alltoall_peer_factor``): 64-way expert parallelism inside an NVL72 gets
-    0.79 of the 8-way rate.
+    0.79 of the 8-way rate under a ``per_domain`` dispatcher's kernels, 0.63 under NCCL's
+    all-to-all.
     """
     total = np.where(n > 1, eff.comm.collective_launch_s, 0.0)
     slowest = np.zeros_like(np.asarray(token_bytes, dtype=np.float64))
@@ -324,7 +330,11 @@ def expert_alltoall_time_s(
         # all-to-all dispatcher's grouped sends and receives reach what NCCL's all-to-all does.
         reach = _bandwidth(tier, eff) if per_domain else _alltoall_bandwidth(tier, eff)
         # Over the scale-up tier, wider groups in one domain lose bandwidth past the reference.
-        peers = alltoall_peer_factor(inside, eff) if index == 0 else np.ones_like(inside)
+        peers = (
+            alltoall_peer_factor(inside, eff, nccl=not per_domain)
+            if index == 0
+            else np.ones_like(inside)
+        )
         bandwidth = reach * eff.comm.expert_alltoall_bw_efficiency * peers
         time = crossing * token_bytes / bandwidth + np.where(
             f > 1, (f - 1.0) * _step_latency(tier, eff), 0.0

@@ -52,8 +52,13 @@ def test_ep_inside_an_nvl72_domain_vs_across_nodes() -> None:
     limited = float(expert_alltoall_time_s(h100, EFF, *args, 4, True)[0])
     unlimited_a2a = float(expert_alltoall_time_s(h100, EFF, *args, 4, False)[0])
     inside_flex = float(expert_alltoall_time_s(nvl72, EFF, *args, 4, True)[0])
+    # 64 ranks of one domain: NCCL's all-to-all and HybridEP's kernels each lose bandwidth by
+    # their own law past the measurements' 8.
+    wide_nccl = (64 / 8) ** -EFF.comm.nccl_alltoall_peer_exponent
     wide = (64 / 8) ** -EFF.comm.expert_alltoall_peer_exponent
-    assert inside == pytest.approx(7.875e8 / (3.83e11 * a2a * wide) + 63 * 3.4e-6 + 20e-6, rel=1e-9)
+    assert inside == pytest.approx(
+        7.875e8 / (3.83e11 * a2a * wide_nccl) + 63 * 3.4e-6 + 20e-6, rel=1e-9
+    )
     # Latency terms (ring steps of 3.4-14 us, the launch: about 0.15 ms) are 1-1.5% of the
     # network time.
     assert across == pytest.approx(7e8 / (4.6e10 * a2a), rel=0.02)
@@ -65,7 +70,7 @@ def test_ep_inside_an_nvl72_domain_vs_across_nodes() -> None:
     assert inside_flex == pytest.approx(
         7.875e8 / (7.2e11 * a2a * wide) + 63 * 3.4e-6 + 20e-6, rel=1e-9
     )
-    assert across / inside > 5  # 5.5 with the 64-rank loss inside the domain
+    assert across / inside > 4  # 4.5 with NCCL's 64-rank loss inside the domain
 
 
 def test_group_limited_routing_is_the_models() -> None:
