@@ -525,8 +525,10 @@ def alternate_matmuls(
     out: list[tuple[Any, Any, bool]] = []
     if kind.mixer in ("mamba", "gdn"):
         block = mamba_linears(model, tp) if kind.mixer == "mamba" else gdn_linears(model, tp)
-        (n_in, k_in), (n_out, k_out) = block
-        out = [(n_in, k_in, False), (n_out, k_out, True)]
+        # The output projection's result is summed over TP, and so is Mamba-1's x_proj (the
+        # second of its four projections).
+        summed = {len(block) - 1} | ({1} if len(block) == 4 else set())
+        out = [(n, k, i in summed) for i, (n, k) in enumerate(block)]
     elif kind.mixer == "attention" and model.kv_lora_rank:
         linears = attention_linears(model, tp)
         out = [(n, k, i == len(linears) - 1) for i, (n, k) in enumerate(linears)]

@@ -255,3 +255,27 @@ def test_ssd_traffic_counts_the_backward_kernels() -> None:
     _, ssd = mamba_core_bytes(model, np.array([8192.0]))
     assert float(ssd[0]) == pytest.approx(forward + backward)
     assert backward / forward == pytest.approx(3.0, abs=0.05)
+
+
+@pytest.mark.parametrize(
+    "model_id", ["jamba-v0.1", "nemotron-h-8b", "granite-4.0-h-small", "qwen3-next-80b-a3b"]
+)
+def test_op_level_selective_recompute_covers_every_mixer(model_id: str) -> None:
+    """torchtitan's op-level selective checkpointing recomputes every second matmul: Mamba-1's
+    four projections, Mamba-2's and Gated DeltaNet's two are counted like attention's, and
+    recomputing some costs less than the whole forward."""
+    from scalewall import catalog
+    from scalewall.api import estimate
+    from scalewall.cluster import resolve_cluster
+    from scalewall.plan.plan import ParallelPlan
+
+    cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=8)
+
+    def recompute_s(mode: str) -> float:
+        plan = ParallelPlan(
+            tp=1, pp=1, dp=8, micro_batch=1, global_batch=8, seq_len=4096, recompute=mode, zero=3
+        )
+        est = estimate(catalog.model(model_id), cluster, plan, stack="torchtitan-fsdp2")
+        return float(est.breakdown_s["recompute"])
+
+    assert 0.0 < recompute_s("selective") < recompute_s("full")
