@@ -44,3 +44,21 @@ def test_unknown_kind_is_one_line_exit_2() -> None:
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
     assert "gizmos" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_cli_runs_openblas_on_one_thread_unless_told_otherwise() -> None:
+    # The commands' numerics gain nothing from OpenBLAS's thread pool, whose threads spin while
+    # numpy loads; a value the user set is kept.
+    import os
+
+    code = "import scalewall.cli, os; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    unset = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert unset.stdout.strip() == "1"
+    told = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "OPENBLAS_NUM_THREADS": "4"},
+        capture_output=True,
+        text=True,
+    )
+    assert told.stdout.strip() == "4"
