@@ -702,7 +702,8 @@ def _parse_value(value: str) -> Any:
 
 
 def model_from_args(spec: str) -> ModelSpec:
-    """A model from a catalog id, a ``config.json``, a TOML file or ``custom:key=value,...``."""
+    """A model from a catalog id, a ``config.json``, a TOML file or inline ``key=value`` pairs
+    (``custom:`` optional; the catalog's field names or ``config.json``'s keys)."""
     path = Path(spec)
     if spec.startswith(INLINE_PREFIX) or ("=" in spec and path.suffix not in (".toml", ".json")):
         return _inline(spec)
