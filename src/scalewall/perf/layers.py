@@ -527,7 +527,8 @@ def alternate_matmuls(
         block = mamba_linears(model, tp) if kind.mixer == "mamba" else gdn_linears(model, tp)
         # The output projection's result is summed over TP, and so is Mamba-1's x_proj (the
         # second of its four projections).
-        summed = {len(block) - 1} | ({1} if len(block) == 4 else set())
+        mamba1 = kind.mixer == "mamba" and model.mamba_version == 1
+        summed = {len(block) - 1} | ({1} if mamba1 else set())
         out = [(n, k, i in summed) for i, (n, k) in enumerate(block)]
     elif kind.mixer == "attention" and model.kv_lora_rank:
         linears = attention_linears(model, tp)
