@@ -6,7 +6,8 @@ Llama 3.1 8B from 8 to 128 GPUs within 3 points; the rows without context parall
 with torchtitan's 2024 defaults of as many micro-batches as pipeline stages and two stages per
 rank. Context parallelism from CP 4 on the 8B and CP 2 on the 405B is predicted 16-31% too fast,
 with FlashAttention-2's rate as measured on an H200 at each length (the rows at 32K tokens
-without it within 1%): a strict expected failure."""
+without it within 1%): a strict expected failure. The page's earlier edition, FSDP2 alone on 64
+A100 80 GB, is checked too: six rows that ran and one that ran out of memory."""
 
 from __future__ import annotations
 
@@ -36,9 +37,30 @@ def _long_context(p: CasePrediction) -> bool:
     return bool(p.case.plan["cp"] > 1 or p.case.training["seq_len"] > 8192)
 
 
+def _grand_teton(predictions: dict[str, CasePrediction]) -> list[CasePrediction]:
+    """The December 2024 rows on Grand Teton H100 (the file also holds the A100 edition's)."""
+    return [p for cid, p in predictions.items() if cid.startswith("torchtitan_h100_")]
+
+
 def test_every_row_is_predicted_and_fits(predictions: dict[str, CasePrediction]) -> None:
-    assert len(predictions) == 18
-    assert all(p.fits for p in predictions.values())
+    assert len(_grand_teton(predictions)) == 18
+    ran = [p for p in predictions.values() if p.case.published.get("fits") is not False]
+    assert len(ran) == 24
+    assert all(p.fits for p in ran)
+
+
+def test_a100_fsdp_rows(predictions: dict[str, CasePrediction]) -> None:
+    """The page's earlier edition: FSDP2 alone on 64 A100 80 GB, Llama 3 8B and 70B and Llama 2
+    13B and 70B, within 13% each and 8% on average (the issue's bound for dense runs); the
+    local batch of 2 that ran out of memory with selective checkpointing does not fit."""
+    rows = [p for cid, p in predictions.items() if cid.startswith("torchtitan_a100_")]
+    ran = [p for p in rows if "tokens_per_s_per_gpu" in p.case.published]
+    assert len(ran) == 6
+    errors = [model / published - 1.0 for published, model in map(_rate, ran)]
+    assert float(np.mean(np.abs(errors))) <= 0.08, errors
+    assert max(abs(e) for e in errors) <= 0.13, errors
+    (oom,) = [p for p in rows if p.case.published.get("fits") is False]
+    assert not oom.fits
 
 
 @pytest.mark.parametrize("technique", ["eager", "compile", "compile_float8"])
@@ -52,7 +74,7 @@ def test_torchtitan_fsdp_per_gpu_scaling(
 
 
 def test_rows_without_context_parallelism(predictions: dict[str, CasePrediction]) -> None:
-    rows = [p for p in predictions.values() if not _long_context(p)]
+    rows = [p for p in _grand_teton(predictions) if not _long_context(p)]
     assert len(rows) == 10
     errors = [model / published - 1.0 for published, model in map(_rate, rows)]
     assert float(np.mean(np.abs(errors))) <= 0.08, errors
@@ -77,6 +99,6 @@ def test_interleaving_gain_of_the_405b_pipeline(predictions: dict[str, CasePredi
 def test_context_parallel_rows_within_fifteen_percent(
     predictions: dict[str, CasePrediction],
 ) -> None:
-    rows = [p for p in predictions.values() if _long_context(p)]
+    rows = [p for p in _grand_teton(predictions) if _long_context(p)]
     errors = [model / published - 1.0 for published, model in map(_rate, rows)]
     assert max(abs(e) for e in errors) <= 0.15, errors

@@ -87,16 +87,18 @@ WideOpt = Annotated[
 TpOpt = Annotated[
     int | None,
     typer.Option(
-        help=f"Tensor-parallel width (default {PLAN_DEFAULTS.tp}, or the largest of 4, 2, 1 that "
-        "divides the heads and lays out on the cluster; 1 where the stack has none; for an MoE "
-        "model 1 or 2, with ep)."
+        help="Tensor-parallel width. Left out: with --pp (and --ep for an MoE model), the "
+        "fastest layout that fits in memory, tp 1, 2, 4 or 8 dividing the heads (1 or 2 for "
+        "an MoE model; 1 where the stack has none); where none fits, "
+        f"{PLAN_DEFAULTS.tp} or the largest of 4, 2, 1 that lays out."
     ),
 ]
 PpOpt = Annotated[
     int | None,
     typer.Option(
-        help=f"Pipeline stages (default {PLAN_DEFAULTS.pp}, or the largest of 2, 1 that lays "
-        "out on the cluster; 1 where the stack has none)."
+        help="Pipeline stages. Left out: with --tp, the fastest layout that fits, in powers of "
+        f"two (1 where the stack has none); where none fits, {PLAN_DEFAULTS.pp} or the largest "
+        "of 2, 1 that lays out."
     ),
 ]
 VppOpt = Annotated[
@@ -114,8 +116,7 @@ EpOpt = Annotated[
     int | None,
     typer.Option(
         help=f"Expert-parallel width (MoE; default {PLAN_DEFAULTS.ep} for a dense model). Left "
-        "out with tp or pp for an MoE model, the smallest that fits in memory with TP 1 or 2 "
-        "and the fewest stages."
+        "out for an MoE model, chosen with --tp and --pp: the fastest layout that fits."
     ),
 ]
 EtpOpt = Annotated[int, typer.Option(help="Expert tensor-parallel width (MoE).")]
@@ -165,8 +166,9 @@ SeqLenOpt = Annotated[int, typer.Option(help="Sequence length in tokens.")]
 RecomputeOpt = Annotated[
     str | None,
     typer.Option(
-        help=f"none, selective or full (default {PLAN_DEFAULTS.recompute}; full where the "
-        "stack has no selective mode)."
+        help=f"none, selective or full (default {PLAN_DEFAULTS.recompute}, or full where that "
+        "lets an open layout fit or run faster; none or full where the stack has no selective "
+        "mode)."
     ),
 ]
 ZeroOpt = Annotated[
@@ -253,8 +255,8 @@ def plan_from_options(
     **fields: Any,
 ) -> ParallelPlan:
     """A plan from CLI flags (``fields`` are ParallelPlan fields; None: the default): the
-    resolver the Python API uses too (``dp`` fills the cluster, ``zero`` is the stack's, an
-    MoE question's open widths are ranked with ``efficiency``)."""
+    resolver the Python API uses too (``dp`` fills the cluster, ``zero`` is the stack's, open
+    widths are the fastest layout that fits, ranked with ``efficiency``)."""
     return plan_from_fields(
         cluster,
         model,

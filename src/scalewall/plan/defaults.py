@@ -44,11 +44,13 @@ class PlanDefaults:
     ``zero`` is the stack's sharding (``zero_stage``), so neither has an entry."""
 
     tp: int = 8
-    """Tensor-parallel width: one 8-GPU NVLink node. Left out, it gives way to the largest width
-    below it (halving) that divides the model's heads and the node and lays out on the cluster
-    (``open_widths``)."""
+    """Tensor-parallel width where a question leaves it out and no layout fits in memory
+    (``open_layout`` otherwise chooses the fastest that fits): one 8-GPU NVLink node, giving way
+    to the largest width below it (halving) that divides the model's heads and the node and
+    lays out on the cluster (``open_widths``)."""
     pp: int = 4
-    """Pipeline stages; left out, the largest of 4, 2, 1 that lays out on the cluster with tp."""
+    """Pipeline stages where a question leaves them out and no layout fits: the largest of 4,
+    2, 1 that lays out on the cluster with tp."""
     vpp: int = 1
     cp: int = 1
     ep: int = 1
@@ -135,16 +137,23 @@ def open_widths(
 
 
 MOE_WIDTHS = ("tp", "pp", "ep")
-"""The widths ``moe_open_widths`` chooses for a mixture-of-experts question that leaves them out."""
+"""The widths ``open_layout`` chooses for a mixture-of-experts question that leaves them out."""
+DENSE_WIDTHS = ("tp", "pp")
+"""The widths ``open_layout`` chooses for a dense question that leaves them out."""
 MOE_TP_WIDTHS = (1, 2)
 """Tensor-parallel widths an MoE question's open tp takes, smallest first: MoE models are sized
 by their activated parameters, a few billion to a few tens of billions, and run with TP 1 or 2
 while expert parallelism shards the experts (NVIDIA's Megatron-Core MoE parallel-folding
 guidance and the Megatron-Bridge performance recipes: Qwen3-30B-A3B, Qwen3-235B-A22B,
 DeepSeek-V3, gpt-oss and Nemotron 3 at TP 1 or 2, EP 8 to 64)."""
+DENSE_TP_WIDTHS = (1, 2, 4, 8)
+"""Tensor-parallel widths a dense question's open tp takes, smallest first: powers of two up to
+one 8-GPU NVLink node, as tensor parallelism is laid out (Narayanan et al., SC'21, Sec. 3.3:
+tensor parallelism inside a node, pipeline parallelism across nodes; the Llama 3 405B run at
+TP 8, arXiv 2407.21783 Table 4; FSDP recipes at TP 1)."""
 
 
-def moe_open_widths(
+def open_layout(
     cluster: Cluster,
     model: ModelSpec,
     merged: Mapping[str, Any],
@@ -152,15 +161,16 @@ def moe_open_widths(
     stack: Stack,
     efficiency: Efficiency | None = None,
 ) -> dict[str, Any]:
-    """``tp``, ``pp`` and ``ep`` (and ``recompute`` where that too is open) for a
-    mixture-of-experts question that leaves any of the widths out, as a practitioner sizes
-    them: tensor parallelism small (``MOE_TP_WIDTHS``), expert and pipeline widths in powers
-    of two, full recompute as well where recompute is open too (widths the question gives
-    are kept). Of the candidates whose memory lies within usable HBM less
-    ``Efficiency.memory.memory_fit_margin_frac``, the fastest by the step model with the
-    question's ``efficiency`` (a calibration's, or the defaults) is taken (a few hundred plans:
-    milliseconds); where none fits, the dense defaults stay and the estimate reports the plan
-    that does not fit."""
+    """``tp`` and ``pp`` (and ``ep`` for a mixture-of-experts model, ``recompute`` where that
+    too is open) for a question that leaves any of the widths out, as a practitioner sizes
+    them: tensor parallelism within a node (``DENSE_TP_WIDTHS``; ``MOE_TP_WIDTHS`` for an MoE
+    model), pipeline and expert widths in powers of two, full recompute as well where recompute
+    is open too (none or full where the stack has no selective mode); only widths the stack
+    runs (``stack_allows``), and widths the question gives are kept. Of the candidates whose
+    memory lies within usable HBM less ``Efficiency.memory.memory_fit_margin_frac``, the
+    fastest by the step model with the question's ``efficiency`` (a calibration's, or the
+    defaults) is taken (tens to hundreds of plans: milliseconds). Where none fits, {} (the
+    caller keeps ``PLAN_DEFAULTS`` and the estimate reports the plan that does not fit)."""
     from scalewall.perf.assumptions import Efficiency
     from scalewall.perf.batch import PlanBatch
     from scalewall.perf.step import memory_model, step_model
@@ -169,16 +179,32 @@ def moe_open_widths(
     def pow2(limit: int) -> list[int]:
         return [1 << i for i in range(limit.bit_length()) if (1 << i) <= limit]
 
-    tps = [int(given["tp"])] if "tp" in given else [
-        t for t in MOE_TP_WIDTHS if model.heads % t == 0 and t <= cluster.gpus_per_node
-    ]  # fmt: skip
-    pps = [int(given["pp"])] if "pp" in given else pow2(min(model.layers, cluster.num_gpus))
-    eps = [int(given["ep"])] if "ep" in given else [
-        e for e in pow2(model.routed_experts) if model.routed_experts % e == 0
-    ]  # fmt: skip
+    def runs(name: str, values: list[int]) -> list[int]:
+        return [v for v in values if stack_allows(stack, name, v) is None]
+
+    moe = model.is_moe
+    widths = MOE_WIDTHS if moe else DENSE_WIDTHS
+    tp_widths = MOE_TP_WIDTHS if moe else DENSE_TP_WIDTHS
+    tps = [int(given["tp"])] if "tp" in given else runs("tp", [
+        t for t in tp_widths if model.heads % t == 0 and t <= cluster.gpus_per_node
+    ])  # fmt: skip
+    pps = (
+        [int(given["pp"])]
+        if "pp" in given
+        else runs("pp", pow2(min(model.layers, cluster.num_gpus)))
+    )
+    if not moe or "ep" in given:
+        eps = [int(merged["ep"])]
+    else:
+        eps = [e for e in pow2(model.routed_experts) if model.routed_experts % e == 0]
     recomputes = [str(merged["recompute"])]
-    if "recompute" not in given and merged["recompute"] != "full":
-        recomputes.append("full")
+    if "recompute" not in given:
+        if stack_allows(stack, "recompute", PLAN_DEFAULTS.recompute) is not None:
+            # A stack that checkpoints whole layers only runs without recompute where that
+            # fits, and recomputes every layer where it does not.
+            recomputes = ["none", "full"]
+        elif merged["recompute"] != "full":
+            recomputes.append("full")
     domain = max(cluster.system.scale_up_domain_gpus, cluster.gpus_per_node)
     cp = int(merged["cp"])
     ranked: list[tuple[tuple[int, ...], ParallelPlan]] = []
@@ -218,7 +244,7 @@ def moe_open_widths(
     # practitioner's order above, as ``argmin`` keeps the first.
     step = step_model(model, cluster, batch.take(fitting), eff, stack).step_time_s
     plan = plans[int(fitting[int(np.argmin(step))])]
-    chosen: dict[str, Any] = {name: getattr(plan, name) for name in MOE_WIDTHS}
+    chosen: dict[str, Any] = {name: getattr(plan, name) for name in widths}
     if plan.recompute != merged["recompute"]:
         chosen["recompute"] = plan.recompute
     return chosen
@@ -244,8 +270,9 @@ def plan_from_fields(
     tokens / seq_len when the batch is not given in sequences. A default ``stack`` cannot run
     takes the value it runs instead (``plan.STACK_FALLBACKS``), and with the pipeline split left
     open a stack that balances it by compute (``Stack.pipeline_split``) lays it out its way;
-    otherwise stages that cannot hold equal layers take ``default_stage_split``. An MoE
-    question's open widths are ranked with ``efficiency`` (``moe_open_widths``)."""
+    otherwise stages that cannot hold equal layers take ``default_stage_split``. Open widths
+    are the fastest layout that fits, ranked with ``efficiency`` (``open_layout``); where no
+    layout fits, ``PLAN_DEFAULTS``' widths as they lay out (``open_widths``)."""
     given = {k: v for k, v in fields.items() if v is not None}
     unknown = set(given) - set(ParallelPlan.__dataclass_fields__)
     if unknown:
@@ -267,8 +294,13 @@ def plan_from_fields(
         for name in STACK_PLAN_FIELDS:
             if name not in given and stack_allows(stack, name, merged[name]) is not None:
                 merged[name] = STACK_FALLBACKS[name]
-    if model.is_moe and stack is not None and not set(MOE_WIDTHS) <= set(given):
-        chosen = moe_open_widths(cluster, model, merged, given, stack, efficiency)
+    for name in ("tp", "pp", "cp", "ep", "etp", "dp"):
+        # A width the question gives is checked before any layout is built around it.
+        if name in given and int(given[name]) < 1:
+            raise SpecError(name, given[name], "must be a positive integer")
+    widths = MOE_WIDTHS if model.is_moe else DENSE_WIDTHS
+    if stack is not None and not set(widths) <= set(given):
+        chosen = open_layout(cluster, model, merged, given, stack, efficiency)
         merged.update(chosen)
         given = {**given, **chosen}
     merged["tp"], merged["pp"] = open_widths(cluster, model, merged, given)

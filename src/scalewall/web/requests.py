@@ -55,16 +55,24 @@ class ClusterChoice(Body):
     nodes: Positive | None = None
 
 
+OPEN_FIELDS = ("tp", "pp", "ep", "recompute")
+"""Plan fields a request may leave open (None) for the command to choose
+(``plan.defaults.open_layout``)."""
+
+
 class PlanFields(Body):
-    """One plan's options, with the defaults the CLI and the API have (``PLAN_DEFAULTS``)."""
+    """One plan's options, with the defaults the CLI and the API have (``PLAN_DEFAULTS``). The
+    widths and the recompute mode that the command chooses where they are left out
+    (``OPEN_FIELDS``) default to None, so a value a request gives, the default's included, is
+    passed on as given."""
 
     model: ModelName = DEFAULT_MODEL
-    tp: Positive = PLAN_DEFAULTS.tp
-    pp: Positive = PLAN_DEFAULTS.pp
+    tp: Positive | None = None
+    pp: Positive | None = None
     vpp: Positive = PLAN_DEFAULTS.vpp
     dp: Positive | None = None
     cp: Positive = PLAN_DEFAULTS.cp
-    ep: Positive = PLAN_DEFAULTS.ep
+    ep: Positive | None = None
     etp: Positive = PLAN_DEFAULTS.etp
     cp_mode: Word = PLAN_DEFAULTS.cp_mode
     first_stage_layers: Count = PLAN_DEFAULTS.first_stage_layers
@@ -75,7 +83,7 @@ class PlanFields(Body):
     global_batch: Positive | None = None
     global_batch_tokens: Positive | None = None
     seq_len: Positive = PLAN_DEFAULTS.seq_len
-    recompute: Word = PLAN_DEFAULTS.recompute
+    recompute: Word | None = None
     zero: Annotated[int, Field(ge=0, le=3)] | None = None
     sequence_parallel: bool = PLAN_DEFAULTS.sequence_parallel
     precision: Word = PLAN_DEFAULTS.precision
