@@ -512,6 +512,7 @@ ACTIVATION_SPELLINGS = {
     "gelu-python": "gelu",
     "gelu-10": "gelu",
     "quick-gelu": "gelu",
+    "xielu": "gelu",
     "relu": "relu",
     "relu2": "relu",
     "squared-relu": "relu",
@@ -521,7 +522,10 @@ ACTIVATION_SPELLINGS = {
 """How sources name an FFN's activation -> its ``ModelSpec.activation`` class. Gated units
 (SwiGLU, GeGLU, ReGLU; ``silu`` as Llama-style configs name their gated MLP) have a gate, an up
 and a down matrix; GeLU and ReLU variants, squared ReLU included (Nemotron-4, Primer's
-``relu2``), have an up and a down matrix. Matching ignores case, ``_`` and spaces."""
+``relu2``), and xIELU (Apertus: an up and a down projection around it, transformers
+``ApertusMLP``; Apertus-8B's 4,096-wide layers with a 21,504-wide FFN count to its 8B only
+so) have an up and a down matrix, xIELU's elementwise work taken as GeLU's. Matching ignores
+case, ``_`` and spaces."""
 
 
 def spelling_key(text: object) -> str:

@@ -28,6 +28,7 @@ from scalewall.workload.user import model_from_args, model_from_hf_config
         ("relu2", "relu"),
         ("squared_relu", "relu"),
         ("Squared ReLU", "relu"),
+        ("xielu", "gelu"),
         ("mish", None),
     ],
 )
@@ -94,3 +95,23 @@ def test_command_line_and_runs_file_take_a_squared_relu(tmp_path: Path) -> None:
     assert parsed.model.position_embedding == "rope"
     (comparison,) = harness.compare(harness.predict_case(parsed))
     assert comparison.predicted > 0
+
+
+def test_apertus_config_counts_its_eight_billion() -> None:
+    """Apertus-8B (swiss-ai, 2025): an ungated xIELU MLP, 32 layers of 4,096 with a 21,504-wide
+    FFN and a 131,072-token vocabulary, untied: 8.05B parameters; a gated reading would
+    count 9.8B."""
+    cfg = {
+        "model_type": "apertus",
+        "hidden_size": 4096,
+        "intermediate_size": 21504,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 131072,
+        "hidden_act": "xielu",
+        "tie_word_embeddings": False,
+    }
+    model = model_from_hf_config(cfg, "apertus-8b")
+    assert model.activation == "gelu"
+    assert counts.param_count(model) == pytest.approx(8.05e9, rel=0.01)
