@@ -146,6 +146,7 @@ def dp_times(
                 layer_work,
                 (rep, rep_stride) if hybrid else None,
                 passes,
+                shared,
             )
             fsdp = fsdp + np.where(mask, layered, 0.0)
 
@@ -193,6 +194,7 @@ def fsdp_exposed_s(
     layer_work: tuple[FloatArray, FloatArray, FloatArray],
     replicas: tuple[FloatArray, FloatArray] | None = None,
     passes: FsdpPasses | None = None,
+    shared: SharedRows | None = None,
 ) -> FloatArray:
     """Exposed ZeRO-3 / FSDP communication of one step on one stage.
 
@@ -209,18 +211,22 @@ def fsdp_exposed_s(
     ``replicas`` (count, stride) to r (FSDP HYBRID_SHARD). ``passes`` counts the forward
     gathers and the backward reduce-scatters a step runs (``fsdp_passes``): one each per
     micro-batch, or fewer under a pipeline that keeps the units gathered (None: one
-    micro-batch)."""
+    micro-batch). ``shared`` evaluates the collectives once per structure of the batch
+    (``SharedRows``; None: row by row), with the same values."""
     n, stride, params = group
     layers, t_fwd, t_bwd = layer_work
+    call = shared or SharedRows(first=None, inverse=None)
     per_layer = params / np.maximum(layers, 1.0)
-    gather = coll.allgather_time_s(cluster, eff, n, stride, per_layer * stack.param_gather_bytes)
-    scatter = coll.reduce_scatter_time_s(
-        cluster, eff, n, stride, per_layer * stack.grad_reduce_bytes
+    gather = call(
+        coll.allgather_time_s, cluster, eff, n, stride, per_layer * stack.param_gather_bytes
+    )
+    scatter = call(
+        coll.reduce_scatter_time_s, cluster, eff, n, stride, per_layer * stack.grad_reduce_bytes
     )
     if replicas is not None:
         rep, rep_stride = replicas
         shard_grads = per_layer * stack.grad_reduce_bytes / n
-        across = coll.allreduce_time_s(cluster, eff, rep, rep_stride, shard_grads)
+        across = call(coll.allreduce_time_s, cluster, eff, rep, rep_stride, shard_grads)
         scatter = scatter + np.where(rep > 1, across, 0.0)
     if passes is None:  # one micro-batch
         one = np.ones_like(gather)
@@ -389,8 +395,10 @@ STRUCTURE_FIELDS = (
     "layers_first",
     "layers_middle",
     "layers_last",
+    "vpp",
 )
-"""The plan fields the data-parallel groups and the parameters they reduce follow from."""
+"""The plan fields the data-parallel groups, the parameters they reduce and their buckets
+(one set per model chunk, ``bucket_count``) follow from."""
 _SHARE_MIN_ROWS = 1024
 """Batches from this size on evaluate their data-parallel collectives once per structure."""
 

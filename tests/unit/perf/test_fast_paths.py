@@ -114,3 +114,27 @@ def test_per_row_constants_share_nothing(llama70b: ModelSpec, h100_1024: Cluster
     batch = _batch_of(llama70b, h100_1024, 4000)
     draws = Efficiency().replace(collective_launch_s=np.linspace(1e-5, 2e-4, len(batch)))
     assert data_parallel.SharedRows.of(batch, draws, h100_1024).first is None
+
+
+def test_data_parallel_collectives_run_once_per_structure(
+    llama70b: ModelSpec, h100_1024: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search batch's gradient, gather and per-layer ZeRO-3 collectives are evaluated on its
+    distinct structures, not on every row: the bucket count follows the virtual stages, so
+    ``vpp`` is a structure field, and FSDP's per-layer collectives share the rows too."""
+    batch = _batch_of(llama70b, h100_1024, 4000)
+    sizes: list[int] = []
+    for name in ("allreduce_time_s", "reduce_scatter_time_s", "allgather_time_s"):
+        original = getattr(coll, name)
+
+        def counted(*args: object, _f: object = original) -> object:
+            sizes.append(int(np.size(args[2])))
+            return _f(*args)  # type: ignore[operator]
+
+        monkeypatch.setattr(coll, name, counted)
+    for stack_id in ("megatron-core", "pytorch-fsdp-full-shard"):
+        sizes.clear()
+        step_model(llama70b, h100_1024, batch, Efficiency(), resolve_stack(stack_id))
+        shared = data_parallel.SharedRows.of(batch, Efficiency(), h100_1024)
+        assert shared.first is not None
+        assert sizes and max(sizes) <= shared.first.size < len(batch) // 4, (stack_id, sizes)
