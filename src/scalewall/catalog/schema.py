@@ -900,6 +900,14 @@ class Stack:
     pipeline_parallel: bool = True
     """The stack runs pipeline parallelism (pp > 1). PyTorch FSDP with a data-parallel trainer
     (LLM Foundry/Composer, Hugging Face) and DeepSpeed's ZeRO-2/3 engine do not."""
+    expert_parallel: bool = True
+    """The stack runs expert parallelism (ep > 1: a mixture-of-experts layer's experts split over
+    ranks, tokens dispatched to them): Megatron-Core and the stacks built on it, DeepSpeed-MoE
+    (with or without Megatron), MegaBlocks under LLM Foundry, torchtitan, nanotron, NeMo
+    AutoModel. Not PyTorch FSDP under a data-parallel trainer, whose MoE blocks (Hugging Face
+    ``MixtralSparseMoeBlock`` and the like) run every expert on the rank that holds the tokens,
+    the experts sharded and gathered as any other parameter, nor Megatron-LM before Megatron-Core
+    (no MoE layers). A question that leaves ep open gets 1 on those."""
     context_parallel: bool = True
     """The stack runs context parallelism (cp > 1: the sequence split over ranks, ring or
     all-to-all attention): Megatron-Core since 2024 and the stacks built on it, torchtitan, Meta's

@@ -196,7 +196,7 @@ def open_layout(
     if not moe or "ep" in given:
         eps = [int(merged["ep"])]
     else:
-        eps = [e for e in pow2(model.routed_experts) if model.routed_experts % e == 0]
+        eps = runs("ep", [e for e in pow2(model.routed_experts) if model.routed_experts % e == 0])
     recomputes = [str(merged["recompute"])]
     if "recompute" not in given:
         if stack_allows(stack, "recompute", PLAN_DEFAULTS.recompute) is not None:

@@ -523,6 +523,7 @@ def stack_allows(stack: Stack, field_name: str, value: object) -> str | None:
     a SpecError states them), or None where it can: tensor, pipeline and context parallelism, an
     interleaved schedule, sequence parallelism and selective recompute only where the stack
     implements them (``Stack.tensor_parallel``, ``pipeline_parallel``, ``context_parallel``,
+    ``expert_parallel``,
     ``interleaved_pipeline``, ``sequence_parallel_support``, ``selective_recompute``) and
     activation offloading (``Stack.activation_offload``)."""
     several = isinstance(value, int) and value > 1
@@ -530,6 +531,8 @@ def stack_allows(stack: Stack, field_name: str, value: object) -> str | None:
         return f"1: {stack.id} runs no tensor parallelism"
     if field_name == "pp" and several and not stack.pipeline_parallel:
         return f"1: {stack.id} runs no pipeline parallelism"
+    if field_name == "ep" and several and not stack.expert_parallel:
+        return f"1: {stack.id} runs no expert parallelism"
     if field_name == "cp" and several and not stack.context_parallel:
         return f"1: {stack.id} runs no context parallelism"
     if field_name == "vpp" and several and not stack.interleaved_pipeline:
@@ -544,20 +547,30 @@ def stack_allows(stack: Stack, field_name: str, value: object) -> str | None:
     return None
 
 
-STACK_PLAN_FIELDS = ("tp", "pp", "cp", "vpp", "sequence_parallel", "recompute", "offload_layers")
+STACK_PLAN_FIELDS = (
+    "tp",
+    "pp",
+    "cp",
+    "ep",
+    "vpp",
+    "sequence_parallel",
+    "recompute",
+    "offload_layers",
+)
 """The plan fields a stack's capabilities restrict (``stack_allows``)."""
 STACK_FALLBACKS: dict[str, object] = {
     "tp": 1,
     "pp": 1,
     "cp": 1,
+    "ep": 1,
     "vpp": 1,
     "sequence_parallel": False,
     "recompute": "full",
     "offload_layers": 0,
 }
-"""What a default plan field becomes where the stack cannot run the default: no tensor or
-pipeline parallelism, one stage per rank, no sequence parallelism, and the whole-layer
-checkpointing a stack without a selective mode runs."""
+"""What a default plan field becomes where the stack cannot run the default: no tensor,
+pipeline, context or expert parallelism, one stage per rank, no sequence parallelism, and the
+whole-layer checkpointing a stack without a selective mode runs."""
 
 
 def validate_for_stack(plan: ParallelPlan, stack: Stack) -> None:

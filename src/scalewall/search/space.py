@@ -85,9 +85,9 @@ class SearchSpace:
 
     def for_stack(self, stack: Stack) -> SearchSpace:
         """This space less the plans ``stack`` cannot run (``plan.stack_allows``): no tensor,
-        pipeline or context parallelism, no interleaved schedule, no sequence parallelism or no
-        selective recompute where the stack has none; a space left with nothing to try is the
-        error of the field that emptied it."""
+        pipeline, context or expert parallelism, no interleaved schedule, no sequence
+        parallelism or no selective recompute where the stack has none; a space left with
+        nothing to try is the error of the field that emptied it."""
         changes: dict[str, Any] = {}
         no_tensor = stack_allows(stack, "tp", 2)
         if no_tensor is not None:
@@ -104,6 +104,11 @@ class SearchSpace:
             if self.cp_values and 1 not in self.cp_values:
                 raise SpecError("cp", self.cp_values[0], no_context)
             changes["cp_values"] = (1,)
+        no_experts = stack_allows(stack, "ep", 2)
+        if no_experts is not None:
+            if self.ep_values and 1 not in self.ep_values:
+                raise SpecError("ep", self.ep_values[0], no_experts)
+            changes["ep_values"] = (1,)
         if stack_allows(stack, "vpp", 2) is not None:
             changes["max_vpp"] = 1
         if stack_allows(stack, "sequence_parallel", True) is not None:

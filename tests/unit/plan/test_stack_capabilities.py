@@ -46,6 +46,8 @@ PLAN = ParallelPlan(
         ("nanotron", "vpp", 2),
         ("megatron-lm-2022", "cp", 2),
         ("megatron-deepspeed", "cp", 2),
+        ("megatron-lm-2022", "ep", 8),
+        ("megatron-lm-2021", "ep", 8),
     ],
 )
 def test_a_plan_the_stack_cannot_run_is_refused(stack: str, field: str, value: object) -> None:
@@ -199,3 +201,17 @@ def test_a_stated_stage_split_holds_an_open_pipeline_width(tmp_path: Path) -> No
     assert predict_case(first).plan.pp == 12
     chosen = predict_case(second).plan
     assert chosen.pp >= 3 and chosen.first_stage_layers == 15 and chosen.last_stage_layers == 14
+
+
+def test_an_moe_model_under_plain_fsdp_runs_every_expert_on_every_rank() -> None:
+    """PyTorch FSDP under a data-parallel trainer has no expert parallelism: an MoE question
+    that leaves ep open gets 1 (the experts sharded and gathered as any parameter), the search
+    proposes no other, and an ep the question gives is refused in one line."""
+    question = {"gpu": "h100-sxm-80gb", "gpus": 64}
+    fsdp = estimate("mixtral-8x7b", stack="pytorch-fsdp-full-shard", **question)
+    assert fsdp.plan.ep == 1 and fsdp.breakdown_s["ep_comm"] == 0.0
+    assert estimate("mixtral-8x7b", stack="megatron-core", **question).plan.ep > 1
+    found = search("mixtral-8x7b", stack="pytorch-fsdp-full-shard", top_k=20, **question)
+    assert found.top and all(row.plan.ep == 1 for row in found.top)
+    with pytest.raises(SpecError, match="ep=8.*no expert parallelism"):
+        estimate("mixtral-8x7b", stack="pytorch-fsdp-full-shard", plan={"ep": 8}, **question)
