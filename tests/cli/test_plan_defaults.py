@@ -301,3 +301,14 @@ def test_open_moe_widths_are_ranked_with_the_questions_constants(
     result = run_cli("estimate", *args, "--calibration", str(path))
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["plan"]["ep"] == narrow.plan.ep
+
+
+def test_estimate_says_which_widths_it_chose(run_cli: Callable[..., Any]) -> None:
+    args = ["--model", "llama3-8b", "--gpu", "h100-sxm-80gb", "--gpus", "64"]
+    chosen = run_cli("estimate", *args)
+    assert chosen.returncode == 0, chosen.stderr
+    assert "tp, pp left out: the fastest layout that fits (--tp, --pp to set)" in chosen.stdout
+    given = run_cli("estimate", *args, "--tp", "2", "--pp", "1")
+    assert "left out" not in given.stdout
+    moe = run_cli("estimate", "--model", "mixtral-8x7b", "--gpu", "h100-sxm-80gb", "--gpus", "64")
+    assert "tp, pp, ep left out" in moe.stdout

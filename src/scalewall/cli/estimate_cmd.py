@@ -167,6 +167,12 @@ def estimate_command(
         print_json(data, "estimate")
     else:
         print_estimate(result)
+        widths = (("tp", tp), ("pp", pp), ("ep", ep)) if spec.is_moe else (("tp", tp), ("pp", pp))
+        left_out = [name for name, value in widths if value is None]
+        if left_out:
+            how = "the fastest layout that fits" if result.fits else "no layout fits, the fallback"
+            flags = ", ".join(f"--{name}" for name in left_out)
+            console.print(f"{', '.join(left_out)} left out: {how} ({flags} to set)", markup=False)
         if band is None and result.step_time_interval_s is not None:
             low, high = result.step_time_interval_s
             console.print(

@@ -213,5 +213,5 @@ def test_an_moe_model_under_plain_fsdp_runs_every_expert_on_every_rank() -> None
     assert estimate("mixtral-8x7b", stack="megatron-core", **question).plan.ep > 1
     found = search("mixtral-8x7b", stack="pytorch-fsdp-full-shard", top_k=20, **question)
     assert found.top and all(row.plan.ep == 1 for row in found.top)
-    with pytest.raises(SpecError, match="ep=8.*no expert parallelism"):
+    with pytest.raises(SpecError, match=r"ep=8.*no expert parallelism"):
         estimate("mixtral-8x7b", stack="pytorch-fsdp-full-shard", plan={"ep": 8}, **question)
