@@ -9,6 +9,7 @@ width 1); a question stated by fields (``--tp 8``, ``{"tp": 8}``) is completed f
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -296,8 +297,11 @@ def plan_from_fields(
                 merged[name] = STACK_FALLBACKS[name]
     for name in ("tp", "pp", "cp", "ep", "etp", "dp"):
         # A width the question gives is checked before any layout is built around it.
-        if name in given and int(given[name]) < 1:
-            raise SpecError(name, given[name], "must be a positive integer")
+        value = given.get(name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1
+        ):
+            raise SpecError(name, value, "must be a positive integer")
     widths = MOE_WIDTHS if model.is_moe else DENSE_WIDTHS
     if stack is not None and not set(widths) <= set(given):
         chosen = open_layout(cluster, model, merged, given, stack, efficiency)
