@@ -667,6 +667,24 @@ def series_key(case: Case) -> str:
     return repr((shape, case.stack, json.dumps([hardware, training, plan], sort_keys=True)))
 
 
+SERIES_RETUNED = ("micro_batch",)
+"""Open fields a scaling series shares only where every case has the same candidates. Without
+a pipeline the micro-batch candidates are the divisors of each case's own per-replica batch
+(``_open_micro_batches``), which the data-parallel width changes, and the sources re-tune it
+(LLM Foundry's H100 table runs MPT-1B at 20 sequences per micro-batch on 8 to 64 GPUs but
+MPT-30B at 3 on 8 GPUs and 14 on 32): each case then takes its own (``_choose_within``). With
+a pipeline every case has the same power-of-two candidates and the series shares one, as
+MegaScale's Megatron-LM series from 256 to 12,288 GPUs was run."""
+
+
+def _choose_within(ev: _Evaluated, rows: NDArray[np.int64]) -> int:
+    """``_choose`` among the candidate ``rows`` of one case."""
+    speed = ev.speed[rows]
+    near = speed >= speed.max() * (1.0 - NEAR_BEST_FRAC)
+    fits, vpp = ev.out.fits[rows], ev.batch.vpp[rows]
+    return int(rows[_simplest(near, fits, vpp, ev.out.memory_total_bytes[rows])])
+
+
 def _choose_series(evs: Sequence[_Evaluated]) -> list[int] | None:
     """One choice of the null fields for a whole series, as a scaling experiment is run: the
     plan tuned once and the data-parallel width grown. The choice is admissible in every case
@@ -676,7 +694,20 @@ def _choose_series(evs: Sequence[_Evaluated]) -> list[int] | None:
     free = evs[0].free
     if "global_batch" in free or any(ev.free != free for ev in evs):
         return None
-    index = [{tuple(getattr(p, k) for k in free): i for i, p in enumerate(ev.plans)} for ev in evs]
+    # An open micro-batch whose candidates differ between the cases is tuned again in every
+    # case (``SERIES_RETUNED``): for each choice of the other fields, the case's own pick.
+    retuned = [
+        k
+        for k in SERIES_RETUNED
+        if k in free and len({frozenset(getattr(p, k) for p in ev.plans) for ev in evs}) > 1
+    ]
+    shared = [k for k in free if k not in retuned]
+    index: list[dict[tuple[Any, ...], int]] = []
+    for ev in evs:
+        by_key: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+        for i, p in enumerate(ev.plans):
+            by_key[tuple(getattr(p, k) for k in shared)].append(i)
+        index.append({k: _choose_within(ev, np.array(v)) for k, v in by_key.items()})
     keys = [k for k in index[0] if all(k in ix for ix in index[1:])]
     rows = np.array([[ix[k] for ix in index] for k in keys], dtype=np.int64).reshape(
         len(keys), len(evs)
