@@ -707,7 +707,10 @@ def _choose_series(evs: Sequence[_Evaluated]) -> list[int] | None:
         by_key: dict[tuple[Any, ...], list[int]] = defaultdict(list)
         for i, p in enumerate(ev.plans):
             by_key[tuple(getattr(p, k) for k in shared)].append(i)
-        index.append({k: _choose_within(ev, np.array(v)) for k, v in by_key.items()})
+        if not retuned:  # the last plan of a key, as the series shares every field
+            index.append({k: v[-1] for k, v in by_key.items()})
+        else:
+            index.append({k: _choose_within(ev, np.array(v)) for k, v in by_key.items()})
     keys = [k for k in index[0] if all(k in ix for ix in index[1:])]
     rows = np.array([[ix[k] for ix in index] for k in keys], dtype=np.int64).reshape(
         len(keys), len(evs)
