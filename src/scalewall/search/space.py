@@ -89,26 +89,14 @@ class SearchSpace:
         parallelism or no selective recompute where the stack has none; a space left with
         nothing to try is the error of the field that emptied it."""
         changes: dict[str, Any] = {}
-        no_tensor = stack_allows(stack, "tp", 2)
-        if no_tensor is not None:
-            if self.tp_values and 1 not in self.tp_values:
-                raise SpecError("tp", self.tp_values[0], no_tensor)
-            changes["tp_values"] = (1,)
-        no_pipeline = stack_allows(stack, "pp", 2)
-        if no_pipeline is not None:
-            if self.pp_values and 1 not in self.pp_values:
-                raise SpecError("pp", self.pp_values[0], no_pipeline)
-            changes["pp_values"] = (1,)
-        no_context = stack_allows(stack, "cp", 2)
-        if no_context is not None:
-            if self.cp_values and 1 not in self.cp_values:
-                raise SpecError("cp", self.cp_values[0], no_context)
-            changes["cp_values"] = (1,)
-        no_experts = stack_allows(stack, "ep", 2)
-        if no_experts is not None:
-            if self.ep_values and 1 not in self.ep_values:
-                raise SpecError("ep", self.ep_values[0], no_experts)
-            changes["ep_values"] = (1,)
+        for width in ("tp", "pp", "cp", "ep"):
+            why = stack_allows(stack, width, 2)
+            if why is None:
+                continue
+            values: tuple[int, ...] = getattr(self, f"{width}_values")
+            if values and 1 not in values:
+                raise SpecError(width, values[0], why)
+            changes[f"{width}_values"] = (1,)
         if stack_allows(stack, "vpp", 2) is not None:
             changes["max_vpp"] = 1
         if stack_allows(stack, "sequence_parallel", True) is not None:
