@@ -12,10 +12,17 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from scalewall.cli.common import ExecutorOpt, JsonOpt, RayAddressOpt, check_output_path
+from scalewall.cli.common import (
+    ExecutorOpt,
+    JsonOpt,
+    RayAddressOpt,
+    StackSetOpt,
+    check_output_path,
+)
 from scalewall.cli.output import console, err_console, print_json
 from scalewall.errors import SpecError
 from scalewall.explore import ExploreSpec, explore, load, load_spec
+from scalewall.explore.grid import check_spec
 from scalewall.sweep.executor import executor_from_options
 from scalewall.units import DAY_S
 
@@ -91,6 +98,7 @@ def explore_command(
     tp: Annotated[str | None, typer.Option("--tp", help="Only these TP widths.")] = None,
     pp: Annotated[str | None, typer.Option("--pp", help="Only these PP widths.")] = None,
     stack: Annotated[str | None, typer.Option(help="Software stack id.")] = None,
+    stack_set: StackSetOpt = None,
     token_budget: Annotated[float | None, typer.Option(help="Tokens to train on.")] = None,
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
@@ -119,9 +127,11 @@ def explore_command(
             "sizes": _ints(sizes, "sizes"), "fabrics": _words(fabrics), "batch": _words(batch),
             "seq_len": seq_len, "precisions": _words(precision), "max_cp": max_cp,
             "max_micro_batch": max_micro_batch, "tp": _ints(tp, "tp"), "pp": _ints(pp, "pp"),
-            "stack": stack, "token_budget": token_budget,
+            "stack": stack, "stack_set": tuple(stack_set) if stack_set else None,
+            "token_budget": token_budget,
         },
     )  # fmt: skip
+    check_spec(spec)
     runner = executor_from_options(executor, workers=workers, ray_address=ray_address)
     columns = (
         TextColumn("points"),

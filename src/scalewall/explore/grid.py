@@ -108,10 +108,15 @@ class ExploreSpec:
     pp: tuple[int, ...] = ()
     """Only these PP widths (empty: every valid one)."""
     stack: str | None = None
+    stack_set: tuple[str, ...] = ()
+    """Overrides of the stack's fields, ``field=value`` each (``--stack-set``)."""
     token_budget: float = DEFAULT_TOKEN_BUDGET
 
 
-_LIST_FIELDS = {"models", "gpus", "clusters", "sizes", "fabrics", "batch", "precisions", "tp", "pp"}
+_LIST_FIELDS = {
+    "models", "gpus", "clusters", "sizes", "fabrics", "batch", "precisions", "tp", "pp",
+    "stack_set",
+}  # fmt: skip
 
 
 def load_spec(path: Path) -> ExploreSpec:
@@ -159,6 +164,18 @@ def _check(spec: ExploreSpec) -> None:
     check_token_budget(spec.token_budget)
 
 
+def check_spec(spec: ExploreSpec) -> None:
+    """Raise the ``SpecError`` that ``build`` would for ``spec``, without listing its points
+    (a command checks its input before it shows progress)."""
+    _check(spec)
+    for rule in spec.batch:
+        BatchRule.parse(rule)
+    for name in spec.models:
+        model_from_args(name)
+    _designs(spec)
+    resolve_stack(spec.stack, spec.stack_set, where="stack_set")
+
+
 def build(spec: ExploreSpec) -> tuple[ExploreConfig, list[Point]]:
     """The config and the points of ``spec``, in axis order (models, designs, sizes, batch)."""
     _check(spec)
@@ -175,7 +192,7 @@ def build(spec: ExploreSpec) -> tuple[ExploreConfig, list[Point]]:
         models=models,
         designs=_designs(spec),
         space=space,
-        stack=resolve_stack(spec.stack),
+        stack=resolve_stack(spec.stack, spec.stack_set, where="stack_set"),
         seq_len=spec.seq_len,
         token_budget=spec.token_budget,
     )

@@ -31,6 +31,11 @@ Word = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+,-]{0
 Count = Annotated[int, Field(ge=0, le=10**9)]
 Positive = Annotated[int, Field(ge=1, le=10**9)]
 Amount = Annotated[float, Field(ge=0, le=1e30)]
+Assignment = Annotated[
+    str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}=[A-Za-z0-9._+-]{1,64}$")
+]
+"""One stack override, ``field=value`` (``--stack-set``)."""
+StackSet = Annotated[list[Assignment], Field(max_length=32)]
 
 
 class Body(BaseModel):
@@ -88,6 +93,7 @@ class PlanFields(Body):
     sequence_parallel: bool = PLAN_DEFAULTS.sequence_parallel
     precision: Word = PLAN_DEFAULTS.precision
     stack: Word | None = None
+    stack_set: StackSet = Field(default_factory=list)
     cuda_graphs: Word | None = None
 
 
@@ -110,6 +116,7 @@ class SearchRequest(ClusterChoice):
     token_budget: Amount = 15e12
     top: Positive = 5
     stack: Word | None = None
+    stack_set: StackSet = Field(default_factory=list)
     cuda_graphs: Word | None = None
 
 
@@ -132,6 +139,7 @@ class WallRequest(Body):
     goodput: bool = True
     precision: Word = "bf16"
     stack: Word | None = None
+    stack_set: StackSet = Field(default_factory=list)
 
 
 class GoodputRequest(ClusterChoice, PlanFields):
@@ -176,6 +184,7 @@ class ReportRequest(Body):
     token_budget: Amount | None = None
     target_days: Annotated[float, Field(gt=0, le=36500)] | None = None
     stack: Word | None = None
+    stack_set: StackSet = Field(default_factory=list)
     lang: Word = "en"
 
 
@@ -240,6 +249,7 @@ class ExploreRequest(Body):
     tp: Annotated[list[Positive], Field(max_length=16)] = Field(default_factory=list)
     pp: Annotated[list[Positive], Field(max_length=16)] = Field(default_factory=list)
     stack: Word | None = None
+    stack_set: StackSet = Field(default_factory=list)
     token_budget: Amount | None = None
 
     def options(self) -> dict[str, Any]:
@@ -262,7 +272,7 @@ class UploadRequest(Body):
 
 FLAG_NAMES = {"asynchronous": "async"}
 """Fields whose option is not the field name with dashes."""
-LIST_OPTIONS = {"clusters": "cluster"}
+LIST_OPTIONS = {"clusters": "cluster", "stack_set": "stack-set"}
 """List fields passed as a repeated option."""
 COMMA_LISTS = {"explore": ("clusters",)}
 """Commands whose list field is one comma-separated option although ``LIST_OPTIONS`` names it."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from scalewall.explore import (
     build,
     explore,
     load,
+    load_spec,
     pareto_frontier,
     points_per_task,
 )
@@ -78,6 +80,30 @@ def test_cli_bad_batch_rule_is_one_line_exit_2(tmp_path: Path) -> None:
     argv = ["explore", "--out", str(tmp_path / "d"), "--batch", "half"]
     run = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True)
     assert run.returncode == 2
-    assert run.stderr.strip() == (
-        "error: batch='half' is invalid; tokens=N, seqs=N or per-gpu=N (N a positive integer)"
+    # One line, before any progress is drawn.
+    assert run.stderr == (
+        "error: batch='half' is invalid; tokens=N, seqs=N or per-gpu=N (N a positive integer)\n"
     )
+
+
+def test_stack_overrides_reach_every_point_and_its_key(tmp_path: Path) -> None:
+    plain, plain_points = build(SPEC)
+    slower = replace(SPEC, stack_set=("tp_comm_overlap_frac=0", "grad_reduce_bytes=2"))
+    config, points = build(slower)
+    assert (config.stack.tp_comm_overlap_frac, config.stack.grad_reduce_bytes) == (0.0, 2.0)
+    assert plain.stack.tp_comm_overlap_frac > 0
+    # The overrides are part of what a point's result depends on: no resume across them.
+    assert not {p.key for p in points} & {p.key for p in plain_points}
+    grid = tmp_path / "grid.toml"
+    grid.write_text('models = ["megatron-1.7b"]\nstack_set = ["tp_comm_overlap_frac=0"]\n')
+    assert load_spec(grid).stack_set == ("tp_comm_overlap_frac=0",)
+    with pytest.raises(SpecError, match="no_such_field"):
+        build(replace(SPEC, stack_set=("no_such_field=1",)))
+
+
+def test_cli_stack_set_unknown_field_is_one_line_exit_2(tmp_path: Path) -> None:
+    code = "from scalewall.cli.app import main; main()"
+    argv = ["explore", "--out", str(tmp_path / "d"), "--stack-set", "tp_comm_overlap_frac=2"]
+    run = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True)
+    assert run.returncode == 2
+    assert run.stderr == "error: tp_comm_overlap_frac=2.0 is invalid; a fraction between 0 and 1\n"

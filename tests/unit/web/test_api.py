@@ -60,6 +60,26 @@ def test_estimate_is_the_cli_json(server: Server) -> None:
     assert without_plan_texts(doc) == json.loads(json.dumps(api.to_dict()))
 
 
+def test_stack_overrides_are_the_cli_and_api_overrides(server: Server) -> None:
+    body = {**SMALL, "tp": 2, "pp": 1, "global_batch": 64, "stack": "megatron-core"}
+    base = _post(server, "/api/estimate", body).json()
+    changed = _post(server, "/api/estimate", {**body, "stack_set": ["tp_comm_overlap_frac=0"]})
+    assert changed.status_code == 200
+    doc = changed.json()
+    api = scalewall.estimate(
+        "megatron-1.7b",
+        gpu="h100-sxm-80gb",
+        gpus=16,
+        plan=doc["plan"],
+        stack="megatron-core",
+        stack_overrides={"tp_comm_overlap_frac": 0},
+    )
+    assert doc["stack"] == api.stack == "megatron-core+overrides"
+    assert doc["step_time_s"] == api.step_time_s > base["step_time_s"]
+    bad = _post(server, "/api/estimate", {**body, "stack_set": ["tp_comm_overlap_frac=2"]})
+    assert bad.status_code == 422 and "tp_comm_overlap_frac=2.0 is invalid" in bad.json()["error"]
+
+
 def test_search_and_catalog_follow_their_schemas(server: Server) -> None:
     found = _post(server, "/api/search", {**SMALL, "top": 2}).json()
     jsonschema.validate(found, api_schema("search"))
