@@ -15,7 +15,13 @@ from scalewall.catalog.schema import ModelSpec
 from scalewall.cluster import resolve_cluster
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Efficiency, Stack
-from scalewall.plan.defaults import DEFAULT_GPU, DEFAULT_GPUS, plan_from_fields
+from scalewall.plan.defaults import (
+    DEFAULT_GPU,
+    DEFAULT_GPUS,
+    DENSE_WIDTHS,
+    MOE_WIDTHS,
+    plan_from_fields,
+)
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
 from scalewall.stack import StackSpec, resolve_stack, with_recompute_modules
@@ -132,7 +138,9 @@ class Job:
 
     plan: ParallelPlan
     plan_source: str
-    """``given`` or ``search`` (the best plan by goodput-adjusted tokens/s)."""
+    """``given``; ``given; chosen: tp, pp`` where the widths named were left open and the
+    fastest layout that fits was taken (``plan.defaults.open_layout``); or ``search`` (the best
+    plan by goodput-adjusted tokens/s)."""
     step_time_s: float
     step_source: str
     """``estimate`` (the step model), ``search`` or ``given``."""
@@ -247,9 +255,13 @@ def goodput(
         )
         given = resolve_plan(resolved, spec, fields, software, global_batch_tokens, efficiency)
         est = estimate_step(spec, resolved, given, stack=software, efficiency=efficiency)
+        widths = MOE_WIDTHS if spec.is_moe else DENSE_WIDTHS
+        chosen = [] if isinstance(fields, ParallelPlan) else [
+            name for name in widths if fields.get(name) is None
+        ]  # fmt: skip
         job = Job(
             plan=given,
-            plan_source="given",
+            plan_source=f"given; chosen: {', '.join(chosen)}" if chosen else "given",
             step_time_s=est.step_time_s,
             step_source="estimate",
             fits=est.fits,

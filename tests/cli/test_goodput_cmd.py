@@ -37,6 +37,8 @@ def test_json_has_the_documented_keys(run_cli: Any) -> None:
     low, high = data["goodput_ci"]
     assert low <= data["goodput_mc_frac"] <= high
     assert 0 < data["goodput_frac"] < 1
+    # --pp given, --tp left open: the output says which width the command chose.
+    assert data["plan_source"] == "given; chosen: tp" and data["plan"]["pp"] == 4
     levers = {"failure_rate", "checkpoint_bandwidth", "restart_time", "spare_nodes"}
     assert set(data["what_if"]) == levers
     # The required spares are among the rows of the spares lever, and enough for it.
