@@ -826,6 +826,7 @@ def _check_case(raw: Any, seen: set[str]) -> None:
             value = raw[section].get(name)
             if value is not None and not _is_int(value):
                 raise SpecError(f"{section}.{name}", value, "an integer or null")
+    _check_moe(raw["model"].get("moe"))
     for section, names in POSITIVE_FIELDS.items():
         for name in names:
             value = raw[section].get(name)
@@ -908,14 +909,44 @@ def _canonical_spellings(raw: dict[str, Any]) -> dict[str, Any]:
     return raw | {"training": training, "plan": plan, "model": model}
 
 
+MOE_COUNT_FIELDS = (
+    "routed_experts",
+    "shared_experts",
+    "top_k",
+    "expert_ffn_hidden",
+    "first_dense_layers",
+    "router_groups",
+    "router_group_topk",
+    "moe_latent",
+    "shared_expert_ffn_hidden",
+)
+"""``model.moe`` fields that are whole numbers, 0 or more, where given."""
+
+
+def _check_moe(moe: Any) -> None:
+    if moe is None:
+        return
+    if not isinstance(moe, dict):
+        raise SpecError("model.moe", moe, "an object (routed_experts, top_k, ...) or null")
+    for name in MOE_COUNT_FIELDS:
+        value = moe.get(name)
+        if value is not None and not (_is_int(value) and value >= 0):
+            raise SpecError(f"model.moe.{name}", value, "an integer >= 0 or null")
+    freq = moe.get("moe_layer_freq")
+    if freq is not None and not (_is_int(freq) and freq >= 1):
+        raise SpecError("model.moe.moe_layer_freq", freq, "an integer >= 1 or null")
+
+
 def _check_published(published: dict[str, Any]) -> None:
     for name in PUBLISHED_METRICS:
         value = published.get(name)
         if value is not None and not (_is_number(value) and math.isfinite(value) and value > 0):
             raise SpecError(f"published.{name}", value, "a positive finite number or null")
     memory = published.get("memory_gib") or {}
-    if not isinstance(memory, dict) or not all(map(_is_number, memory.values())):
-        raise SpecError("published.memory_gib", memory, f"an object of numbers: {MEMORY_PARTS}")
+    if not isinstance(memory, dict) or not all(map(_is_measure, memory.values())):
+        raise SpecError(
+            "published.memory_gib", memory, f"an object of positive numbers: {MEMORY_PARTS}"
+        )
     if published.get("fits") is not None and not isinstance(published["fits"], bool):
         raise SpecError("published.fits", published["fits"], "true, false or null")
     convention = published.get("tflops_convention", "model")
@@ -929,3 +960,8 @@ def _is_int(value: Any) -> bool:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_measure(value: Any) -> bool:
+    """A positive finite number (a published figure a prediction is divided by)."""
+    return _is_number(value) and math.isfinite(value) and value > 0

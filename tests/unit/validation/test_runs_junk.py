@@ -62,15 +62,42 @@ def _deadline(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+MOE_BASE: dict[str, Any] = copy.deepcopy(BASE) | {"id": "moe-base"}
+MOE_BASE["model"] |= {
+    "moe": {
+        "routed_experts": 8,
+        "shared_experts": 0,
+        "top_k": 2,
+        "expert_ffn_hidden": 14336,
+        "first_dense_layers": 0,
+    }
+}
+MOE_BASE["plan"] |= {"ep": 8}
+MOE_BASE["published"] |= {"memory_gib": {"weights_grads_optimizer": 40.0, "activations": 20.0}}
+NESTED = [("model", "moe", key) for key in MOE_BASE["model"]["moe"]] + [
+    ("model", "moe", "moe_layer_freq"),
+    ("published", "memory_gib", "activations"),
+]
+"""Fields inside a section's table, changed in ``MOE_BASE`` (the error names the table's
+field or the table)."""
+
+
 def test_a_wrong_value_is_its_cases_error_naming_the_field(tmp_path: Path) -> None:
-    cases, named = [BASE], {}
+    cases, named = [BASE, MOE_BASE], {}
     for number, ((section, key), value) in enumerate(
-        (field, value) for field in FIELDS for value in JUNK
+        (field, value) for field in [*FIELDS, ("model", "moe")] for value in JUNK
     ):
         bad = copy.deepcopy(BASE) | {"id": f"bad{number}"}
         bad[section][key] = value
         cases.append(bad)
         named[bad["id"]] = key
+    for number, ((section, table, key), value) in enumerate(
+        (field, value) for field in NESTED for value in JUNK
+    ):
+        bad = copy.deepcopy(MOE_BASE) | {"id": f"nested{number}"}
+        bad[section][table][key] = value
+        cases.append(bad)
+        named[bad["id"]] = key if table == "moe" else table
     path = tmp_path / "runs.json"
     path.write_text(json.dumps({"format": "scalewall-runs/1", "cases": cases}))
     runs = read_runs_file(path)
@@ -83,7 +110,12 @@ def test_a_wrong_value_is_its_cases_error_naming_the_field(tmp_path: Path) -> No
                 predicted.add(case.id)
             except ScalewallError as exc:
                 messages[case.id] = str(exc)
-    assert "base" in predicted
+    assert {"base", "moe-base"} <= predicted
     assert len(predicted) + len(messages) == len(cases)
-    for case_id, text in messages.items():
-        assert named[case_id] in text, (case_id, text)
+    # No routed experts (0 or null) makes the model dense: the stated ep is then the error.
+    unnamed = {
+        k: t
+        for k, t in messages.items()
+        if named[k] not in t and not (named[k] == "routed_experts" and "dense model" in t)
+    }
+    assert not unnamed
