@@ -9,7 +9,12 @@ from typing import Any
 
 from scalewall import catalog
 from scalewall.catalog.loader import build
-from scalewall.catalog.schema import ACTIVATION_SPELLINGS, ModelSpec, canonical_activation
+from scalewall.catalog.schema import (
+    ACTIVATION_SPELLINGS,
+    MAX_MODEL_LAYERS,
+    ModelSpec,
+    canonical_activation,
+)
 from scalewall.errors import ScalewallError, SpecError
 
 INLINE_PREFIX = "custom:"
@@ -58,6 +63,11 @@ def _hf_get(cfg: dict[str, Any], *names: str, default: Any = None) -> Any:
     return default
 
 
+HF_MAX_WHOLE = 1e12
+"""Bound on a config.json count or width (a trillion; the largest real ones, vocabularies and
+context lengths, are millions): past it a value is a typo, and its products overflow floats."""
+
+
 def _hf_int(cfg: dict[str, Any], *names: str, default: int | None = None, where: str) -> int:
     """A whole-number field (the first of ``names`` present); a wrong type names the field. A
     per-layer list whose entries are all equal (Hunyuan's ``moe_topk``,
@@ -76,8 +86,13 @@ def _hf_int(cfg: dict[str, Any], *names: str, default: int | None = None, where:
                 "a whole number, or a per-layer list of one repeated value",
                 where=where,
             )
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-            raise SpecError(name, value, "a whole number", where=where)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not abs(value) < HF_MAX_WHOLE
+            or value != int(value)
+        ):
+            raise SpecError(name, value, f"a whole number below {HF_MAX_WHOLE:.0e}", where=where)
         return int(value)
     if default is None:
         raise SpecError(
@@ -359,6 +374,11 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         layers = len(cfg["layers_block_type"])
     else:
         layers = num("num_hidden_layers", "n_layer", "n_layers")
+    if not 0 < layers <= MAX_MODEL_LAYERS:
+        # Checked before the per-layer patterns are built from it.
+        raise SpecError(
+            "num_hidden_layers", layers, f"between 1 and {MAX_MODEL_LAYERS}", where=where
+        )
     vocab = num("vocab_size")
     act = str(_hf_get(cfg, "mlp_hidden_act", "hidden_act", "activation_function", default="silu"))
     if paired:
@@ -380,7 +400,10 @@ def model_from_hf_config(cfg: dict[str, Any], name: str) -> ModelSpec:
         valid = ", ".join(ACTIVATION_SPELLINGS)
         raise SpecError("hidden_act", act, f"one of {valid}", where=where)
     if cfg.get("expansion_ratio") is not None:  # MPT
-        ffn_hidden = int(float(cfg["expansion_ratio"]) * hidden)
+        ratio = cfg["expansion_ratio"]
+        if not (isinstance(ratio, int | float) and not isinstance(ratio, bool) and ratio > 0):
+            raise SpecError("expansion_ratio", ratio, "a positive number", where=where)
+        ffn_hidden = int(ratio * hidden)
     elif model_type == "granitemoehybrid" and "E" not in pattern:
         # Granite 4.0-H without experts: the shared MLP is the layer's FFN.
         ffn_hidden = num("shared_intermediate_size")

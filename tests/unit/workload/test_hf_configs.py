@@ -392,3 +392,37 @@ def test_per_layer_moe_flags_give_the_leading_dense_layers() -> None:
     assert (model.first_dense_layers, model.moe_layer_freq) == (2, 1)
     with pytest.raises(SpecError, match="moe_layer_freq"):
         model_from_hf_config(cfg | {"moe_layer_freq": [0, 1] * (layers // 2) + [1]}, "d")
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"num_hidden_layers": 10**9}, "num_hidden_layers"),
+        ({"hidden_size": 1e300}, "hidden_size"),
+        ({"vocab_size": float("inf")}, "vocab_size"),
+    ],
+)
+def test_absurd_sizes_are_refused_before_anything_is_built(
+    change: dict[str, Any], field: str
+) -> None:
+    # A billion layers would build a billion-entry layer pattern; 1e300 overflows every count.
+    bamba = {
+        "model_type": "bamba", "hidden_size": 4096, "intermediate_size": 14336,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32,
+        "attn_layer_indices": [9, 18, 27], "mamba_n_heads": 128, "mamba_d_head": 64,
+        "mamba_d_state": 128, "mamba_d_conv": 4, "mamba_expand": 2, "vocab_size": 128256,
+        "hidden_act": "silu",
+    }  # fmt: skip
+    model_from_hf_config(bamba, "ok")
+    with pytest.raises(SpecError, match=field):
+        model_from_hf_config(bamba | change, "b")
+
+
+def test_mpt_expansion_ratio_must_be_a_number() -> None:
+    mpt = {
+        "model_type": "mpt", "d_model": 4096, "n_heads": 32, "n_layers": 32,
+        "expansion_ratio": 4, "max_seq_len": 2048, "vocab_size": 50432,
+    }  # fmt: skip
+    assert model_from_hf_config(mpt, "m").ffn_hidden == 4 * 4096
+    with pytest.raises(SpecError, match=r"expansion_ratio=\[4\] is invalid; a positive number"):
+        model_from_hf_config(mpt | {"expansion_ratio": [4]}, "m")
