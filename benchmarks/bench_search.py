@@ -1,6 +1,6 @@
 """Plan-search speed: step-model evaluations per second on one core, the full Llama-3.1-405B
-search on 16,384 H100 in process, a DeepSeek-V3 (MoE) search on 1,024 H100, and the whole
-``scalewall search`` command.
+search on 16,384 H100 in process, a DeepSeek-V3 (MoE) search on 1,024 H100, a Nemotron 3
+Super (Mamba-2 hybrid MoE) search on 1,024 H100, and the whole ``scalewall search`` command.
 
 Run: python benchmarks/bench_search.py [--repeats N]
 Prints the machine, the library versions and the figures; not a test.
@@ -79,6 +79,15 @@ def main() -> None:
     print(
         f"search {moe} on {moe_gpus} x {GPU} (EP, expert TP, both CP forms): {m.enumerated:,} "
         f"enumerated, {m.evaluated:,} evaluated; in process {moe_s:.2f} s"
+    )
+
+    hybrid = "nemotron-3-super-120b-a12b"
+    search(hybrid, gpu=GPU, gpus=moe_gpus)
+    hybrid_s = _median_s(lambda: search(hybrid, gpu=GPU, gpus=moe_gpus), max(args.repeats // 2, 1))
+    h = search(hybrid, gpu=GPU, gpus=moe_gpus).counts
+    print(
+        f"search {hybrid} on {moe_gpus} x {GPU} (Mamba-2 hybrid, latent MoE): "
+        f"{h.enumerated:,} enumerated, {h.evaluated:,} evaluated; in process {hybrid_s:.2f} s"
     )
 
     exe = shutil.which("scalewall")

@@ -387,13 +387,18 @@ def _scan_flop_per_token(model: ModelSpec, p: PlanBatch) -> FloatArray:
     if not (model.layer_pattern or model.mixer_pattern):
         return np.zeros_like(p.seq_len)
 
+    mamba, gdn = counts.mamba_layers(model), counts.gdn_layers(model)
+
     def scans(seq_len: float) -> float:
         s = int(seq_len)
-        ssd = counts.mamba_layers(model) * counts.ssd_flop_per_token(model, s)
-        return ssd + counts.gdn_layers(model) * counts.gdn_flop_per_token(model, s)
+        return mamba * counts.ssd_flop_per_token(model, s) + gdn * counts.gdn_flop_per_token(
+            model, s
+        )
 
-    result: FloatArray = np.vectorize(scans, otypes=[np.float64])(p.seq_len)
-    return result
+    # Once per distinct sequence length (a search batch has one), not once per row.
+    lengths, inverse = np.unique(p.seq_len, return_inverse=True)
+    result: FloatArray = np.array([scans(s) for s in lengths], dtype=np.float64)[inverse]
+    return result.reshape(p.seq_len.shape)
 
 
 def _model_flop_per_token(model: ModelSpec, p: PlanBatch) -> FloatArray:
