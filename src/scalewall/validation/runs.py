@@ -940,7 +940,7 @@ def _check_moe(moe: Any) -> None:
 def _check_published(published: dict[str, Any]) -> None:
     for name in PUBLISHED_METRICS:
         value = published.get(name)
-        if value is not None and not (_is_number(value) and math.isfinite(value) and value > 0):
+        if value is not None and not _is_measure(value):
             raise SpecError(f"published.{name}", value, "a positive finite number or null")
     memory = published.get("memory_gib") or {}
     if not isinstance(memory, dict) or not all(map(_is_measure, memory.values())):
