@@ -349,17 +349,23 @@ def sync_noise_s(
     return result
 
 
+def distinct_values(values: FloatArray) -> tuple[FloatArray, NDArray[np.intp]]:
+    """The distinct values of a batch column and each row's index into them, for work done
+    once per value and spread to the rows; a column of one value (a search batch's job size or
+    sequence length) needs no sort over its rows."""
+    flat = np.asarray(values, dtype=np.float64).ravel()
+    if flat.size and flat.min() == flat.max():
+        return flat[:1], np.zeros(flat.size, dtype=np.intp)
+    uniques, index = np.unique(flat, return_inverse=True)
+    return uniques, index
+
+
 def expected_max_normal(n: FloatArray) -> FloatArray:
     """E[max of n standard normals] by Blom's formula Phi^-1((n - 0.375) / (n + 0.25))
     (Blom 1958; within 1% of the exact value for n >= 2: 0.56 at 2, 3.2 at 1,024)."""
     # A batch holds few distinct job sizes: invert the normal once per size (the standard
     # library's inverse CDF, so a single estimate does not load scipy).
-    flat = np.asarray(n, dtype=np.float64).ravel()
-    if flat.size and flat.min() == flat.max():
-        # A search batch is one job size: no sort over its rows.
-        sizes, index = flat[:1], np.zeros(flat.size, dtype=np.intp)
-    else:
-        sizes, index = np.unique(flat, return_inverse=True)
+    sizes, index = distinct_values(n)
     quantiles = [
         NormalDist().inv_cdf((k - 0.375) / (k + 0.25)) if k > 1 else 0.0 for k in sizes.tolist()
     ]
@@ -396,8 +402,8 @@ def _scan_flop_per_token(model: ModelSpec, p: PlanBatch) -> FloatArray:
         )
 
     # Once per distinct sequence length (a search batch has one), not once per row.
-    lengths, inverse = np.unique(p.seq_len, return_inverse=True)
-    result: FloatArray = np.array([scans(s) for s in lengths], dtype=np.float64)[inverse]
+    lengths, index = distinct_values(p.seq_len)
+    result: FloatArray = np.array([scans(s) for s in lengths], dtype=np.float64)[index]
     return result.reshape(p.seq_len.shape)
 
 
