@@ -871,11 +871,13 @@ class Stack:
     ``bf16_with_fp8_subchannel_scaling_mixed`` sets ``fp8_param_gather = False`` while its
     per-tensor and MXFP8 recipes set it True."""
     usual_recompute: str = ""
-    """The recompute mode every published run of the stack and its example scripts use, taken
-    where a run leaves recompute open (``validate``); ``""``: no such convention, the fastest
-    plan that fits is taken. Megatron-LM 2021's and Megatron-DeepSpeed's runs all checkpoint
-    whole layers (``full``); having no selective mode, those stacks' CLI and API defaults fall
-    back to full already (``plan.STACK_FALLBACKS``)."""
+    """The recompute mode the stack runs unless told otherwise (its published runs, example
+    scripts or configuration default), taken where a run leaves recompute open (``validate``),
+    or a heavier mode where it does not fit (selective, then full); ``""``: no such convention,
+    the fastest plan that fits is taken. Megatron-LM 2021's and Megatron-DeepSpeed's runs all
+    checkpoint whole layers (``full``); having no selective mode, those stacks' CLI and API
+    defaults fall back to full already (``plan.STACK_FALLBACKS``). torchtitan's activation
+    checkpointing defaults to selective, and its large models' configurations to full."""
     usual_vpp: int = 0
     """The virtual stages per pipeline rank the stack runs unless told otherwise, taken where a
     run leaves ``vpp`` open (``validate``); 0: no such default, the fastest schedule that fits

@@ -255,8 +255,11 @@ def _options(case: Case, layout: Mapping[str, int] | None = None) -> dict[str, l
     opts["vpp"] = [vpp] if vpp else divisors
     sp = plan.get("sequence_parallel")
     opts["sequence_parallel"] = [sp] if sp is not None else ([True, False] if tp > 1 else [False])
-    rc = plan.get("recompute") or case.stack.usual_recompute
-    opts["recompute"] = [rc] if rc else ["none", "selective", "full"]
+    modes = ["none", "selective", "full"]
+    usual = case.stack.usual_recompute
+    stated = plan.get("recompute")
+    # An open mode: the stack's usual one, or a heavier one where it does not fit.
+    opts["recompute"] = [stated] if stated else modes[modes.index(usual) :] if usual else modes
     opts["zero"] = [_zero_stage(case)]
     opts["precision"] = [_precision(case)]
     # The stage split travels as one option: a (first, last) pair.

@@ -182,6 +182,33 @@ def test_an_open_schedule_is_the_stacks_usual_one() -> None:
     assert predict_case(megatron).plan.vpp > 1
 
 
+def test_an_open_recompute_is_the_stacks_usual_mode_or_a_heavier_one() -> None:
+    # torchtitan's activation checkpointing defaults to selective; its large configs switch to
+    # full. With recompute left open, memory alone recovers the mode of every torchtitan row
+    # that checkpoints: selective where it fits, full where it does not (the 70B run that ran
+    # out of memory with selective included); a run stated without checkpointing is the one
+    # the convention does not describe.
+    from scalewall.validation.runs import torchtitan_runs_path
+
+    chosen = {}
+    for case in read_runs(torchtitan_runs_path()):
+        stated = case.plan["recompute"]
+        opened = predict_case(replace(case, plan={**case.plan, "recompute": None}))
+        expected = "full" if case.published.get("fits") is False else stated
+        chosen[case.id] = (expected, opened.plan.recompute)
+    wrong = {k: v for k, v in chosen.items() if v[0] != v[1]}
+    assert wrong == {"torchtitan_a100_llama2-13b_noac_64gpu": ("none", "selective")}
+    assert sum(v[1] == "full" for v in chosen.values()) >= 10
+    # A stack without such a convention takes the fastest mode that fits: none, as the run
+    # without checkpointing shows it does.
+    case = next(
+        c for c in read_runs(torchtitan_runs_path()) if c.id.endswith("llama2-13b_noac_64gpu")
+    )
+    megatron = replace(case, plan={**case.plan, "recompute": None})
+    megatron = replace(megatron, stack=replace(case.stack, usual_recompute=""))
+    assert predict_case(megatron).plan.recompute == "none"
+
+
 def test_a_stated_stage_split_holds_an_open_pipeline_width(tmp_path: Path) -> None:
     # BLOOM's 12-stage layout stated without pp: the layout's length is the width.
     data = json.loads(deepspeed_pipeline_runs_path().read_text())
