@@ -171,3 +171,22 @@ def test_occupancy_bound_scans_run_at_a_rate_per_sm() -> None:
     assert float(
         latency_bound_share(rate, Device.of(slow, np.zeros(1), EFF), EFF)
     ) == pytest.approx(EFF.compute.hbm_efficiency)
+
+
+def test_scan_flops_follow_each_rows_sequence_length() -> None:
+    # A batch of mixed sequence lengths: each row's model FLOPs per token are its own plan's,
+    # the chunked scans included (computed once per distinct length and spread to the rows).
+    from scalewall.perf.step import step_model
+
+    model = model_from_hf_config(NANO, "nano.json")
+    cluster = resolve_cluster(gpu="h100-sxm-80gb", gpus=16)
+    plans = [
+        ParallelPlan(tp=1, pp=1, dp=16, ep=8, global_batch=64, seq_len=s, micro_batch=1)
+        for s in (4096, 512, 4096, 16, 512)
+    ]
+    together = step_model(model, cluster, PlanBatch.from_plans(model, plans), EFF, Stack())
+    for i, plan in enumerate(plans):
+        alone = step_model(model, cluster, _batch(model, plan), EFF, Stack())
+        assert together.mfu[i] == pytest.approx(alone.mfu[0], rel=1e-12)
+    # The scans are part of the count: shorter chunks (16 tokens) do less work per token.
+    assert counts.ssd_flop_per_token(model, 16) < counts.ssd_flop_per_token(model, 4096)
