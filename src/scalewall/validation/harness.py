@@ -255,11 +255,9 @@ def _options(case: Case, layout: Mapping[str, int] | None = None) -> dict[str, l
     opts["vpp"] = [vpp] if vpp else divisors
     sp = plan.get("sequence_parallel")
     opts["sequence_parallel"] = [sp] if sp is not None else ([True, False] if tp > 1 else [False])
-    modes = ["none", "selective", "full"]
-    usual = case.stack.usual_recompute
     stated = plan.get("recompute")
     # An open mode: the stack's usual one, or a heavier one where it does not fit.
-    opts["recompute"] = [stated] if stated else modes[modes.index(usual) :] if usual else modes
+    opts["recompute"] = [stated] if stated else list(AT_LEAST[case.stack.usual_recompute])
     opts["zero"] = [_zero_stage(case)]
     opts["precision"] = [_precision(case)]
     # The stage split travels as one option: a (first, last) pair.
@@ -273,6 +271,16 @@ def _options(case: Case, layout: Mapping[str, int] | None = None) -> dict[str, l
         if plan.get(name) is None:
             opts[name] = [v for v in opts[name] if stack_allows(case.stack, name, v) is None]
     return opts
+
+
+AT_LEAST = {
+    "": ("none", "selective", "full"),
+    "none": ("none", "selective", "full"),
+    "selective": ("selective", "full"),
+    "full": ("full",),
+}
+"""Recompute modes an open recompute may take, by the stack's ``usual_recompute``: that mode
+or one that keeps fewer activations (``""``: no convention, any mode)."""
 
 
 def _open_micro_batches(global_batch: int | None, dp: int, pp: int) -> list[int]:
