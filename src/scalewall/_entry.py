@@ -15,13 +15,7 @@ from scalewall.catalog.schema import ModelSpec
 from scalewall.cluster import resolve_cluster
 from scalewall.errors import ScalewallError, SpecError
 from scalewall.perf.assumptions import Efficiency, Stack
-from scalewall.plan.defaults import (
-    DEFAULT_GPU,
-    DEFAULT_GPUS,
-    DENSE_WIDTHS,
-    MOE_WIDTHS,
-    plan_from_fields,
-)
+from scalewall.plan.defaults import DEFAULT_GPU, DEFAULT_GPUS, layout_widths, plan_from_fields
 from scalewall.plan.plan import ParallelPlan
 from scalewall.plan.topology import Cluster
 from scalewall.stack import StackSpec, resolve_stack, with_recompute_modules
@@ -255,9 +249,8 @@ def goodput(
         )
         given = resolve_plan(resolved, spec, fields, software, global_batch_tokens, efficiency)
         est = estimate_step(spec, resolved, given, stack=software, efficiency=efficiency)
-        widths = MOE_WIDTHS if spec.is_moe else DENSE_WIDTHS
         chosen = [] if isinstance(fields, ParallelPlan) else [
-            name for name in widths if fields.get(name) is None
+            name for name in layout_widths(spec) if fields.get(name) is None
         ]  # fmt: skip
         job = Job(
             plan=given,

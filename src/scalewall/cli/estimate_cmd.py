@@ -43,7 +43,7 @@ from scalewall.cli.common import (
     plan_from_options,
 )
 from scalewall.cli.output import console, print_json
-from scalewall.plan.defaults import DEFAULT_MODEL, DENSE_WIDTHS, MOE_WIDTHS, PLAN_DEFAULTS
+from scalewall.plan.defaults import DEFAULT_MODEL, PLAN_DEFAULTS, layout_widths
 from scalewall.plan.format import format_plan
 from scalewall.stack import DEFAULT_STACK, with_recompute_modules
 from scalewall.units import GIB
@@ -168,7 +168,7 @@ def estimate_command(
     else:
         print_estimate(result)
         given = {"tp": tp, "pp": pp, "ep": ep}
-        widths = MOE_WIDTHS if spec.is_moe else DENSE_WIDTHS
+        widths = layout_widths(spec)
         left_out = [name for name in widths if given[name] is None]
         if left_out:
             how = "the fastest layout that fits" if result.fits else "no layout fits, the fallback"

@@ -141,6 +141,14 @@ MOE_WIDTHS = ("tp", "pp", "ep")
 """The widths ``open_layout`` chooses for a mixture-of-experts question that leaves them out."""
 DENSE_WIDTHS = ("tp", "pp")
 """The widths ``open_layout`` chooses for a dense question that leaves them out."""
+
+
+def layout_widths(model: ModelSpec) -> tuple[str, ...]:
+    """The widths ``open_layout`` chooses where a question leaves them out: ``MOE_WIDTHS`` for
+    a mixture-of-experts model, ``DENSE_WIDTHS`` otherwise."""
+    return MOE_WIDTHS if model.is_moe else DENSE_WIDTHS
+
+
 MOE_TP_WIDTHS = (1, 2)
 """Tensor-parallel widths an MoE question's open tp takes, smallest first: MoE models are sized
 by their activated parameters, a few billion to a few tens of billions, and run with TP 1 or 2
@@ -184,7 +192,7 @@ def open_layout(
         return [v for v in values if stack_allows(stack, name, v) is None]
 
     moe = model.is_moe
-    widths = MOE_WIDTHS if moe else DENSE_WIDTHS
+    widths = layout_widths(model)
     tp_widths = MOE_TP_WIDTHS if moe else DENSE_TP_WIDTHS
     tps = [int(given["tp"])] if "tp" in given else runs("tp", [
         t for t in tp_widths if model.heads % t == 0 and t <= cluster.gpus_per_node
@@ -302,7 +310,7 @@ def plan_from_fields(
             isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1
         ):
             raise SpecError(name, value, "must be a positive integer")
-    widths = MOE_WIDTHS if model.is_moe else DENSE_WIDTHS
+    widths = layout_widths(model)
     if stack is not None and not set(widths) <= set(given):
         chosen = open_layout(cluster, model, merged, given, stack, efficiency)
         merged.update(chosen)

@@ -623,9 +623,7 @@ def _choose(ev: _Evaluated) -> int:
     """The plan a case ran: among plans within NEAR_BEST_FRAC of the fastest admissible one
     (equally good), a clear fit wins, then the simplest (fewest virtual stages, then least
     memory), as practitioners avoid interleaving for no gain."""
-    speed = ev.speed
-    near = speed >= speed.max() * (1.0 - NEAR_BEST_FRAC)
-    return _simplest(near, ev.out.fits, ev.batch.vpp, ev.out.memory_total_bytes)
+    return _choose_within(ev, np.arange(len(ev.plans), dtype=np.int64))
 
 
 def _simplest(
@@ -689,7 +687,8 @@ MegaScale's Megatron-LM series from 256 to 12,288 GPUs was run."""
 
 
 def _choose_within(ev: _Evaluated, rows: NDArray[np.int64]) -> int:
-    """``_choose`` among the candidate ``rows`` of one case."""
+    """``_choose`` among the candidate ``rows`` of one case (the rows of a series' other fields,
+    or all of them)."""
     speed = ev.speed[rows]
     near = speed >= speed.max() * (1.0 - NEAR_BEST_FRAC)
     fits, vpp = ev.out.fits[rows], ev.batch.vpp[rows]
